@@ -28,7 +28,28 @@ class ExpressionError(ValueError):
         super().__init__(f"{message}{where}")
 
 
+_MODULES = ("np", "numpy", "math", "sp", "sympy")
+#: Largest magnitude a literal power may evaluate to before we refuse it (SymPy would
+#: otherwise try to build ``10**10**10`` exactly and never return).
+MAX_NUMBER = 1e300
+
+
 def _pow(a, b):
+    if isinstance(a, sp.Number) and isinstance(b, sp.Number):
+        try:
+            value = float(a) ** float(b)
+        except (OverflowError, ZeroDivisionError):
+            raise ExpressionError("a power of numbers is too large or undefined") from None
+        if isinstance(value, complex):
+            # A negative base to a fractional power: keep SymPy's principal (complex) value;
+            # compiled models turn it into NaN, so the candidate is simply invalid.
+            return sp.Pow(a, b)
+        if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+            raise ExpressionError("a power of numbers is too large or undefined")
+        if isinstance(a, sp.Integer) and isinstance(b, sp.Integer) and b >= 0 and abs(value) < 2**53:
+            return sp.Integer(int(a) ** int(b))
+        if not (isinstance(a, sp.Integer) and isinstance(b, sp.Rational)):
+            return sp.Float(value)
     return sp.Pow(a, b)
 
 
@@ -69,7 +90,7 @@ _BINOPS = {
     ast.Sub: lambda a, b: a - b,
     ast.Mult: lambda a, b: a * b,
     ast.Div: lambda a, b: a / b,
-    ast.Pow: lambda a, b: a**b,
+    ast.Pow: _pow,
 }
 
 
@@ -107,10 +128,15 @@ def parse(
         if source.count("(") != source.count(")"):
             reason = "unbalanced brackets"
         raise ExpressionError(f"cannot parse the expression: {reason}", text, offset) from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError("the expression is nested too deeply", text) from None
     names = symbols_for(variables)
     consts = dict(constants or {})
     builder = _Builder(names, consts, allow_free_symbols, text)
-    expr = builder.build(tree.body, 0)
+    try:
+        expr = builder.build(tree.body, 0)
+    except (RecursionError, MemoryError):
+        raise ExpressionError("the expression is nested too deeply", text) from None
     return sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
 
 
@@ -151,9 +177,13 @@ class _Builder:
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         if isinstance(node, ast.Attribute):
-            # Accept np.sin / numpy.exp / math.log written by LLMs, nothing else.
-            if isinstance(node.value, ast.Name) and node.value.id in ("np", "numpy", "math", "sp", "sympy"):
-                return self.function(node.attr, node)
+            # np.pi / math.e written by LLMs are constants; np.sin without a call is a mistake.
+            if isinstance(node.value, ast.Name) and node.value.id in _MODULES:
+                if node.attr in CONSTANTS:
+                    return CONSTANTS[node.attr]
+                if node.attr in FUNCTIONS:
+                    self.fail(f"'{node.attr}' is a function; call it with brackets", node)
+                self.fail(f"unknown name '{node.value.id}.{node.attr}'", node)
             self.fail("attribute access is not allowed", node)
         self.fail(f"'{type(node).__name__}' is not allowed in an expression", node)
 
@@ -192,8 +222,11 @@ class _Builder:
                 self.fail(f"unknown function '{name}' (known: {known})", node)
             func = FUNCTIONS[name]
         elif isinstance(node.func, ast.Attribute):
+            # Accept np.sin / numpy.exp / math.log written by LLMs, nothing else.
+            if not (isinstance(node.func.value, ast.Name) and node.func.value.id in _MODULES):
+                self.fail("attribute access is not allowed", node)
             name = node.func.attr
-            func = self.build(node.func, depth + 1)
+            func = self.function(name, node)
         else:
             self.fail("only named functions can be called", node)
         arity = _ARITY.get(name, 1)
