@@ -212,7 +212,7 @@ class RunStore:
     def _write(self, sql: str, params: Iterable = ()) -> None:
         try:
             self.conn.execute(sql, tuple(params))
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
 
     def mark_interrupted(self) -> int:
@@ -241,8 +241,20 @@ class RunStore:
         self._report[run_id] = 0
         return run_id
 
+    def _next(self, counters: dict[str, int], run_id: str, sql: str) -> int:
+        """Next number in a per-run sequence; continues from the database for runs this
+        store did not create (a resumed run, or events appended by another process)."""
+        if run_id not in counters:
+            try:
+                row = self.conn.execute(sql, (run_id,)).fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise StoreError(f"cannot read the run store at {self.path}: {exc}") from exc
+            counters[run_id] = int(row[0] or 0)
+        counters[run_id] += 1
+        return counters[run_id]
+
     def add_event(self, run_id: str, kind: str, payload: dict) -> int:
-        seq = self._seq.get(run_id, 0) + 1
+        seq = self._next(self._seq, run_id, "SELECT MAX(seq) FROM events WHERE run_id=?")
         self._seq[run_id] = seq
         self._write(
             "INSERT INTO events(run_id, seq, kind, t, payload) VALUES (?, ?, ?, ?, ?)",
@@ -251,8 +263,7 @@ class RunStore:
         return seq
 
     def add_pareto(self, run_id: str, iteration: int, candidates: list[dict]) -> None:
-        report = self._report.get(run_id, 0) + 1
-        self._report[run_id] = report
+        report = self._next(self._report, run_id, "SELECT MAX(report) FROM candidates WHERE run_id=?")
         try:
             with self.conn:  # one transaction for the whole front
                 self.conn.execute("BEGIN")
@@ -264,7 +275,7 @@ class RunStore:
                         for c in candidates
                     ],
                 )
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
 
     def finish_run(

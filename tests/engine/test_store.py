@@ -1,0 +1,174 @@
+"""The SQLite run store: round trips, crash recovery, concurrent access, refusal of bad files."""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from engine.store import RunStore, StoreError
+
+
+@pytest.fixture
+def db(tmp_path):
+    return tmp_path / "runs.sqlite3"
+
+
+def dead_pid() -> int:
+    """The pid of a process that has already exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_round_trip_of_a_run_with_events_and_pareto_reports(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("suite/group/T1", "gp", {"seed": 3, "population": 100}, 3)
+        assert store.get_run(run_id).status == "running"
+        store.add_event(run_id, "progress", {"iteration": 1, "best_loss": 0.5})
+        store.add_event(run_id, "log", {"message": "hello", "level": "info"})
+        store.add_event(run_id, "progress", {"iteration": 2, "best_loss": 0.25})
+        store.add_pareto(
+            run_id,
+            1,
+            [{"expression": "x", "complexity": 1, "loss": 0.5}, {"expression": "2*x", "complexity": 3, "loss": 0.3}],
+        )
+        store.add_pareto(
+            run_id,
+            2,
+            [
+                {"expression": "x*y + 1", "complexity": 5, "loss": 0.01},
+                {"expression": "x", "complexity": 1, "loss": 0.5},
+                {"expression": "log(x)", "complexity": 2, "loss": math.inf},
+            ],
+        )
+        metrics = {"id": {"nmse": 0.01, "acc_0.1": 1.0, "r2": 0.99}, "ood": {"nmse": 0.2, "acc_0.1": 0.0, "r2": 0.8}}
+        store.finish_run(
+            run_id, "finished", seconds=1.5, expression="x*y + 1", complexity=5, train_loss=0.01, metrics=metrics,
+            stop_reason="budget",
+        )
+
+    with RunStore(db) as store:  # reopened: everything was committed
+        run = store.get_run(run_id)
+        assert run.task_id == "suite/group/T1" and run.method == "gp"
+        assert run.config == {"seed": 3, "population": 100} and run.seed == 3
+        assert run.status == "finished" and run.stop_reason == "budget" and run.error is None
+        assert run.expression == "x*y + 1" and run.complexity == 5
+        assert run.seconds == 1.5 and run.train_loss == 0.01
+        assert run.metrics == metrics
+        assert run.finished_at >= run.started_at
+
+        events = store.events(run_id)
+        assert [e["seq"] for e in events] == [1, 2, 3]
+        assert [e["kind"] for e in events] == ["progress", "log", "progress"]
+        assert events[1]["message"] == "hello"
+        assert [p["best_loss"] for p in store.progress(run_id)] == [0.5, 0.25]
+
+        front = store.last_front(run_id)  # the latest report only, simplest first
+        assert [c["expression"] for c in front] == ["x", "log(x)", "x*y + 1"]
+        assert all(c["iteration"] == 2 for c in front)
+        assert front[1]["loss"] is None  # an infinite loss is stored as NULL
+        assert store.candidate_count(run_id) == 5
+
+        d = run.to_dict()
+        assert d["run_id"] == run_id and d["task"] == "suite/group/T1" and d["metrics"] == metrics
+
+
+def test_events_continue_their_sequence_after_the_store_is_reopened(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("t", "gp", {}, None)
+        store.add_event(run_id, "progress", {"iteration": 1})
+    # A resumed run appends through a new store; sequence numbers must not collide.
+    with RunStore(db) as store:
+        store.add_event(run_id, "progress", {"iteration": 2})
+        assert [e["iteration"] for e in store.events(run_id)] == [1, 2]
+
+
+def test_list_and_get(db):
+    with RunStore(db) as store:
+        a = store.create_run("suite/A", "gp", {}, 0)
+        b = store.create_run("suite/B", "gp", {}, 1)
+        c = store.create_run("suite/A", "gp", {}, 2)
+        assert [r.id for r in store.list_runs()] == [c, b, a]  # newest first
+        assert [r.id for r in store.list_runs(task_id="suite/A")] == [c, a]
+        assert [r.id for r in store.list_runs(limit=1)] == [c]
+        assert store.get_run("no-such-run") is None
+        assert store.list_runs(task_id="suite/none") == []
+
+
+def test_finish_with_non_finite_metrics(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("t", "gp", {}, None)
+        metrics = {"id": {"nmse": math.inf, "r2": -math.inf, "acc_0.1": 0.0}, "ood": {"nmse": math.nan}}
+        store.finish_run(run_id, "finished", metrics=metrics, train_loss=math.inf)
+        run = store.get_run(run_id)
+    assert run.metrics["id"]["nmse"] == math.inf
+    assert run.metrics["id"]["r2"] == -math.inf
+    assert run.metrics["id"]["acc_0.1"] == 0.0
+    assert math.isnan(run.metrics["ood"]["nmse"])
+    assert run.train_loss is None
+
+
+def test_finish_refuses_a_live_status(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("t", "gp", {}, None)
+        with pytest.raises(ValueError, match="not a final status"):
+            store.finish_run(run_id, "running")
+
+
+def test_running_run_of_a_dead_process_becomes_interrupted(db):
+    with RunStore(db) as store:
+        orphan = store.create_run("t", "gp", {}, None)
+        alive = store.create_run("t", "gp", {}, None)  # belongs to this (living) process
+        store.conn.execute("UPDATE runs SET pid=? WHERE id=?", (dead_pid(), orphan))
+    with RunStore(db) as store:
+        run = store.get_run(orphan)
+        assert run.status == "interrupted"
+        assert "ended unexpectedly" in run.error
+        assert store.get_run(alive).status == "running"
+
+
+def test_two_stores_on_one_file_see_each_others_writes(db):
+    first, second = RunStore(db), RunStore(db)
+    try:
+        mode = first.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        assert mode.lower() == "wal"
+        run_id = first.create_run("t", "gp", {}, 7)
+        assert second.get_run(run_id).seed == 7
+        second.add_event(run_id, "log", {"message": "from the second store"})
+        assert first.events(run_id)[0]["message"] == "from the second store"
+        second.finish_run(run_id, "cancelled", seconds=0.1)
+        assert first.get_run(run_id).status == "cancelled"
+    finally:
+        first.close()
+        second.close()
+
+
+def test_corrupt_file_gives_a_clear_store_error(db):
+    db.write_bytes(b"this is not an SQLite database, just some text " * 100)
+    with pytest.raises(StoreError) as info:
+        RunStore(db)
+    message = str(info.value)
+    assert str(db) in message
+    assert "not a database" in message
+
+
+def test_newer_schema_is_refused(db):
+    with RunStore(db):
+        pass
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value='999' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer Kepler Lab"):
+        RunStore(db)
+
+
+def test_default_location_follows_keplerlab_home(isolated_home):
+    with RunStore() as store:
+        assert store.path.parent == isolated_home / "data"
+        store.create_run("t", "gp", {}, None)
+    assert (isolated_home / "data" / "runs.sqlite3").exists()
