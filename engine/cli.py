@@ -133,8 +133,20 @@ def _parse_set(items: Sequence[str], method: m.Method) -> dict[str, Any]:
                 value = raw
         except ValueError:
             raise UsageError(f"{name}: '{raw}' is not a valid {p.type}") from None
+        if p.type in ("int", "float"):
+            _check_range(p, value)
         config[name] = value
     return config
+
+
+def _check_range(p: m.Param, value: float) -> None:
+    """A numeric parameter must be finite and inside the bounds the method declares."""
+    if not math.isfinite(value):
+        raise UsageError(f"{p.name} must be a finite number, got {value}")
+    if p.minimum is not None and value < p.minimum:
+        raise UsageError(f"{p.name} must be at least {p.minimum:g}, got {value:g}")
+    if p.maximum is not None and value > p.maximum:
+        raise UsageError(f"{p.name} must be at most {p.maximum:g}, got {value:g}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -149,9 +161,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         config["seed"] = args.seed
     if args.seconds is not None:
-        if args.seconds <= 0:
-            raise UsageError("--seconds must be positive")
+        if not math.isfinite(args.seconds) or args.seconds <= 0:
+            raise UsageError("--seconds must be a positive, finite number of seconds")
         config["seconds"] = args.seconds
+    params = {p.name: p for p in method.parameters()}
+    for name in ("seed", "seconds"):
+        if name in config and name in params:
+            _check_range(params[name], config[name])
     context = m.RunContext()
 
     def on_interrupt(signum, frame):
