@@ -64,22 +64,31 @@ class MainWindow(QMainWindow):
         self.history = RunHistory()
 
         self.setDockNestingEnabled(True)
+        # The task browser and the run column take the full height; the task / fit area and the
+        # loss / candidates row sit between them.
+        for corner, area in (
+            (Qt.Corner.TopLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea),
+            (Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea),
+            (Qt.Corner.TopRightCorner, Qt.DockWidgetArea.RightDockWidgetArea),
+            (Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea),
+        ):
+            self.setCorner(corner, area)
         self.docks: dict[str, QDockWidget] = {}
-        self._dock("browser", "Tasks", self.browser, Qt.DockWidgetArea.LeftDockWidgetArea)
-        self._dock("detail", "Task", self.detail, Qt.DockWidgetArea.TopDockWidgetArea)
-        self._dock("fit", "Fit", self.fit, Qt.DockWidgetArea.TopDockWidgetArea)
-        self.tabifyDockWidget(self.docks["detail"], self.docks["fit"])
-        self._dock("run", "Run", self.run_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("result", "Result", self.result, Qt.DockWidgetArea.RightDockWidgetArea)
-        self._dock("loss", "Loss", self.loss, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("candidates", "Candidates", self.candidates, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._dock("history", "Run history", self.history, Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.splitDockWidget(self.docks["loss"], self.docks["candidates"], Qt.Orientation.Horizontal)
-        self.tabifyDockWidget(self.docks["candidates"], self.docks["history"])
+        area = Qt.DockWidgetArea
+        self._dock("browser", "Tasks", self.browser, area.LeftDockWidgetArea)
+        self._dock("detail", "Task", self.detail, area.TopDockWidgetArea)
+        self._dock("fit", "Fit", self.fit, area.TopDockWidgetArea, tab_with="detail")
+        self._dock("run", "Run", self.run_panel, area.RightDockWidgetArea)
+        self._dock("result", "Result", self.result, area.RightDockWidgetArea)
+        self._dock("loss", "Loss", self.loss, area.BottomDockWidgetArea)
+        self._dock("candidates", "Candidates", self.candidates, area.BottomDockWidgetArea, beside=True)
+        self._dock("history", "Run history", self.history, area.TopDockWidgetArea, tab_with="fit")
         self.docks["candidates"].raise_()
         self.docks["detail"].raise_()
-        self.resizeDocks([self.docks["browser"], self.docks["run"]], [280, 330], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.docks["detail"], self.docks["loss"]], [560, 300], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["browser"], self.docks["run"]], [290, 360], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["detail"], self.docks["loss"]], [600, 300], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["run"], self.docks["result"]], [560, 300], Qt.Orientation.Vertical)
+        self.resizeDocks([self.docks["loss"], self.docks["candidates"]], [450, 450], Qt.Orientation.Horizontal)
 
         self.controller = RunController(self.db_path, self)
         self.loader = Loader(self)
@@ -117,7 +126,8 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
 
-    def _dock(self, key: str, title: str, widget: QWidget, area) -> QDockWidget:
+    def _dock(self, key: str, title: str, widget: QWidget, area, tab_with: str | None = None,
+              beside: bool = False) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(f"dock-{key}")
         dock.setWidget(widget)
@@ -126,7 +136,14 @@ class MainWindow(QMainWindow):
             | QDockWidget.DockWidgetFeature.DockWidgetFloatable
             | QDockWidget.DockWidgetFeature.DockWidgetClosable
         )
-        self.addDockWidget(area, dock)
+        if tab_with:
+            self.tabifyDockWidget(self.docks[tab_with], dock)
+        elif beside:
+            # Side by side in the same area (splitDockWidget followed by tabifyDockWidget leaves
+            # a stale second tab bar in Qt 6.12, so the row is built with addDockWidget).
+            self.addDockWidget(area, dock, Qt.Orientation.Horizontal)
+        else:
+            self.addDockWidget(area, dock)
         self.docks[key] = dock
         return dock
 

@@ -113,9 +113,10 @@ class FitViewer(QWidget):
         if ood is not None and ood.size:
             region = pg.LinearRegionItem(values=(float(np.min(ood)), float(np.max(ood))), movable=False,
                                          brush=pg.mkBrush(230, 159, 0, 40))
+            region.setToolTip("out-of-domain test range")
             region.setZValue(-10)
             self.time_plot.addItem(region)
-            label = pg.TextItem("out-of-domain", color=(170, 110, 0), anchor=(0, 0))
+            label = pg.TextItem("OOD", color=(170, 110, 0), anchor=(0, 0))
             label.setPos(float(np.min(ood)), float(np.nanmax(yt)))
             self.time_plot.addItem(label)
         self.time_plot.setLabel("bottom", fit.time_name)

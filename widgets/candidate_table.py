@@ -98,7 +98,8 @@ class CandidateTable(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
         layout.addWidget(self.view)
-        self.view.doubleClicked.connect(self._on_activated)
+        # `activated` fires on double-click and on Enter, so keyboard users can open a fit too.
+        self.view.activated.connect(self._on_activated)
 
     def set_front(self, rows: list[dict], iteration: int | None = None, chosen: str | None = None) -> None:
         self.model.set_rows(rows, chosen)

@@ -154,7 +154,9 @@ class RunPanel(QWidget):
     def _editor(self, p):
         if p.type == "int":
             w = QSpinBox()
-            w.setRange(int(p.minimum if p.minimum is not None else 0), int(p.maximum if p.maximum is not None else 10**9))
+            # QSpinBox holds a C int; clamp so wide ranges (a 32-bit seed) still fit.
+            top = min(int(p.maximum if p.maximum is not None else 10**9), 2**31 - 1)
+            w.setRange(int(p.minimum if p.minimum is not None else 0), top)
             w.setValue(int(p.default))
             w.setAccelerated(True)
             if p.name == "seconds":

@@ -23,8 +23,13 @@ class _TaskFilter(QSortFilterProxyModel):
         self.setRecursiveFilteringEnabled(True)
 
     def set_query(self, text: str) -> None:
-        self.words = text.lower().split()
-        self.invalidateFilter()
+        if hasattr(self, "beginFilterChange"):  # Qt >= 6.9; invalidateFilter is deprecated there
+            self.beginFilterChange()
+            self.words = text.lower().split()
+            self.endFilterChange()
+        else:
+            self.words = text.lower().split()
+            self.invalidateFilter()
 
     def filterAcceptsRow(self, row, parent) -> bool:
         if not self.words:
