@@ -21,6 +21,9 @@ class LossPlot(QWidget):
         self.plot_widget = pg.PlotWidget()
         self.plot = styled_plot(self.plot_widget, "Best training loss", "iteration", "NMSE (train, log scale)")
         self.plot.setLogMode(x=False, y=True)
+        # On a log axis pyqtgraph's automatic "(x1e-09)" scaling mixes with decade labels and
+        # misleads; the decades alone say it.
+        self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.curve = self.plot.plot([], [], pen=pg.mkPen(PREDICTION_COLOR, width=2))
         self.summary = QLabel("No run yet.")
         self.summary.setObjectName("lossSummary")

@@ -268,3 +268,15 @@ def test_gp_run_end_to_end(home, tmp_path):
     assert stored["seed"] == 0
     assert stored["metrics"]["id"]["nmse"] == pytest.approx(result["metrics"]["id"]["nmse"])
     assert not math.isnan(stored["seconds"])
+
+
+def test_window_without_a_display_explains_instead_of_aborting(tmp_path):
+    # `keplerlab` with no arguments opens the window; on a headless machine Qt would abort with
+    # a core dump, so the app says what to do instead.
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["KEPLERLAB_HOME"] = str(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "app"], cwd=REPO, env=env, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "display" in done.stderr and "xvfb-run" in done.stderr
+    assert "Traceback" not in done.stderr
