@@ -40,7 +40,8 @@ class UnknownTaskError(KeyError):
     def __init__(self, task_id: str, suggestions: list[str]):
         self.task_id = task_id
         self.suggestions = suggestions
-        hint = f"; closest: {', '.join(suggestions)}" if suggestions else ""
+        hint = (f"; closest: {', '.join(suggestions)}" if suggestions
+                else "; no id is close (`keplerlab tasks list` shows them all)")
         super().__init__(f"unknown task '{task_id}'{hint}")
 
     def __str__(self) -> str:  # KeyError would quote the message
@@ -83,13 +84,22 @@ def get_task(task_id: str) -> Task:
 
 
 def closest_task_ids(task_id: str, n: int = 3) -> list[str]:
+    """Ids a user probably meant: close matches of the whole id, else of its last component
+    (users often type just "CKR1" or mistype "MatSci100"). difflib's ratio is enough for ids
+    this short; no fuzzy-matching library is needed."""
     ids = list(_load())
-    matches = difflib.get_close_matches(task_id, ids, n=n, cutoff=0.5)
-    if not matches:
-        # Fall back on the last path component (users often type just "CKR1").
-        tail = task_id.rsplit("/", 1)[-1].lower()
-        matches = [i for i in ids if i.rsplit("/", 1)[-1].lower() == tail][:n]
-    return matches
+    matches = difflib.get_close_matches(task_id, ids, n=n, cutoff=0.6)
+    if matches:
+        return matches
+    tail = task_id.rsplit("/", 1)[-1].lower()
+    exact = [i for i in ids if i.rsplit("/", 1)[-1].lower() == tail]
+    if exact:
+        return exact[:n]
+    by_tail: dict[str, list[str]] = {}
+    for i in ids:
+        by_tail.setdefault(i.rsplit("/", 1)[-1].lower(), []).append(i)
+    near = difflib.get_close_matches(tail, list(by_tail), n=n, cutoff=0.5)
+    return [i for name in near for i in by_tail[name]][:n]
 
 
 def suite_label(suite: str) -> str:

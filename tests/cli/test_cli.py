@@ -142,6 +142,16 @@ def test_unknown_task_by_short_name(home):
     assert_usage_error(done, "unknown task 'MatSci1'", MATSCI1)
 
 
+def test_mistyped_short_name_still_gets_suggestions(home):
+    done = keplerlab("tasks", "show", "MatSci100", home=home)
+    line = assert_usage_error(done, "unknown task 'MatSci100'", "closest")
+    assert f"{SUITE}/material_science/MatSci10" in line
+
+
+def test_hopeless_task_id_points_to_the_list(home):
+    assert_usage_error(keplerlab("tasks", "show", "zzzz", home=home), "unknown task 'zzzz'", "tasks list")
+
+
 def test_unknown_suite(home):
     assert_usage_error(keplerlab("tasks", "list", "--suite", "nosuch/suite", home=home), "no tasks under")
 
