@@ -54,7 +54,8 @@ class GeneratorJob(QObject):
     def __init__(self, produce: Callable[[], Iterable], name: str = "job", parent: QObject | None = None):
         super().__init__(parent)
         self.name = name
-        self.thread = QThread()
+        self._done = False
+        self.thread = QThread(self)
         self.thread.setObjectName(f"keplerlab-{name}")
         self.worker = _Worker(produce)
         self.worker.moveToThread(self.thread)
@@ -62,6 +63,8 @@ class GeneratorJob(QObject):
         self.worker.item.connect(self.item)
         self.worker.failed.connect(self.failed)
         self.worker.done.connect(self.thread.quit)
+        # Qt's documented clean-up: the worker goes with its thread's end (from that thread).
+        self.thread.finished.connect(self.worker.deleteLater)
         self.thread.finished.connect(self._on_thread_finished)
 
     def start(self) -> "GeneratorJob":
@@ -74,16 +77,20 @@ class GeneratorJob(QObject):
         self.worker._stop = True
 
     def is_running(self) -> bool:
-        return self.thread.isRunning()
+        return not self._done and self.thread.isRunning()
 
     def wait(self, msecs: int = 5000) -> bool:
-        return self.thread.wait(msecs)
+        return self._done or self.thread.wait(msecs)
 
     @Slot()
     def _on_thread_finished(self) -> None:
+        self._done = True
         self.finished.emit()
         _live_jobs.discard(self)
-        self.worker.deleteLater()
+        # Slots connected to this job often close over it; PySide keeps them alive from C++, where
+        # Python's garbage collector cannot see the cycle. Deleting the Qt side once everyone has
+        # heard `finished` drops those connections, so finished jobs do not pile up.
+        self.deleteLater()
 
 
 def start_job(produce: Callable[[], Iterable], name: str = "job") -> GeneratorJob:
