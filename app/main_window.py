@@ -217,6 +217,9 @@ class MainWindow(QMainWindow):
             self.tasks = {t.id: t for t in result}
             self.browser.set_tasks(result, registry.benchmark_label, registry.suite_label)
             self.status_label.setText(f"{len(result)} tasks. Pick one in the browser.")
+            last = settings.settings().value("session/last_task")
+            if isinstance(last, str) and last in self.tasks and self.current_task is None:
+                self.browser.select_task(last)  # carry on where the user left off
         elif channel == "preview":
             task_id, data = result
             if self.current_task is not None and task_id == self.current_task.id:
@@ -240,7 +243,8 @@ class MainWindow(QMainWindow):
             return
         self.current_task = task
         self.detail.show_task(task)
-        self.docks["detail"].raise_() if not self.controller.is_running() else None
+        if not self.controller.is_running():
+            self.docks["detail"].raise_()
         self.run_panel.set_task_ready(True)
         if not self.controller.is_running():
             self.run_panel.show_status(f"Ready to run on {task.name}.")
@@ -414,6 +418,8 @@ class MainWindow(QMainWindow):
         s = settings.settings()
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())
+        if self.current_task is not None:
+            s.setValue("session/last_task", self.current_task.id)
         s.sync()
         self.controller.shutdown()
         self.loader.wait_all()

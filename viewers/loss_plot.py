@@ -38,10 +38,15 @@ class LossPlot(QWidget):
         self._timer.setInterval(50)  # at most ~20 redraws per second
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
+        self.clear()
 
     def clear(self) -> None:
         self._x, self._y = [], []
         self.curve.setData([], [])
+        # An empty log axis would show the mantissas 2…9 of a single decade; show decades
+        # until data arrive (the view auto-ranges again on the first point).
+        self.plot.setRange(xRange=(0, 10), yRange=(-6, 0), padding=0)
+        self.plot.enableAutoRange()
         self.summary.setText("No run yet.")
         self._dirty = False
 

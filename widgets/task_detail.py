@@ -22,6 +22,22 @@ from PySide6.QtWidgets import (
 
 from viewers.data_preview import DataPreview
 
+WELCOME = """
+<h3>Welcome to Kepler Lab</h3>
+<p>Every task here hides a scientific law behind a table of data. Try to find it:</p>
+<ol>
+<li><b>Pick a task</b> in the browser on the left, or search it by name or by what it describes
+(&ldquo;oscillator&rdquo;, &ldquo;growth&rdquo;, &ldquo;stress&rdquo;). This panel then explains the
+problem, lists its variables and plots its data.</li>
+<li><b>Press Start</b> in the Run panel (Ctrl+R). The embedded genetic programming method runs on
+this machine; it needs no network and no key.</li>
+<li><b>Watch</b> the loss fall and the Pareto front of candidate equations grow. When the run ends,
+the chosen equation is scored on in-domain and out-of-domain test data and its fit is drawn.</li>
+<li><b>Compare</b> with the law itself: Reveal ground truth (Ctrl+G).</li>
+</ol>
+<p>Every run is kept: the Run history tab reopens it, also after a restart.</p>
+"""
+
 
 class TaskDetail(QWidget):
     reveal_toggled = Signal(bool)
@@ -64,6 +80,7 @@ class TaskDetail(QWidget):
         row.addStretch(1)
         tl.addLayout(row)
         tl.addWidget(self.truth)
+        self.truth_box = truth_box
 
         self.preview = DataPreview()
 
@@ -85,6 +102,17 @@ class TaskDetail(QWidget):
         layout.addWidget(splitter)
         self.task = None
         self.reveal_button.toggled.connect(self._on_reveal)
+        self.show_welcome()
+
+    def show_welcome(self) -> None:
+        """The first screen: what to do, instead of empty tables and an empty plot."""
+        self.task = None
+        self.title.setText("Pick a task in the browser.")
+        self.task_id_label.setText("")
+        self.context.setHtml(WELCOME)
+        for part in (self.variables, self.truth_box, self.preview):
+            part.setVisible(False)
+        self.reveal_button.setEnabled(False)
 
     def show_task(self, task) -> None:
         self.task = task
@@ -100,6 +128,8 @@ class TaskDetail(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(text)
                 self.variables.setItem(r, c, item)
+        for part in (self.variables, self.truth_box, self.preview):
+            part.setVisible(True)
         self.reveal_button.setEnabled(True)
         self.reveal_button.setChecked(False)
         self._on_reveal(False)

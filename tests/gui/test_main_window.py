@@ -236,3 +236,28 @@ def test_chosen_operators_reach_the_run_and_history_filters_by_task(window, qtbo
     assert window.history.run_ids() == []
     qtbot.mouseClick(window.history.only_task, Qt.MouseButton.LeftButton)
     assert len(window.history.run_ids()) == 1
+
+
+def test_first_screen_explains_what_to_do_and_the_last_task_comes_back(qtbot, isolated_home):
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    assert "Welcome" in win.detail.context.toPlainText()
+    assert not win.detail.variables.isVisible() and not win.detail.preview.isVisible()
+    assert not win.run_panel.start_button.isEnabled()
+    win.browser.select_task(CKR1)
+    assert win.detail.variables.isVisible() and win.detail.preview.isVisible()
+    assert "Welcome" not in win.detail.context.toPlainText()
+    win.close()
+    win.loader.wait_all()
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    again.show()
+    qtbot.waitUntil(lambda: again.current_task is not None, timeout=15000)
+    assert again.browser.current_task_id() == CKR1
+    assert again.run_panel.start_button.isEnabled()
+    again.close()
+    again.loader.wait_all()
