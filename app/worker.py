@@ -84,6 +84,9 @@ class GeneratorJob(QObject):
 
     @Slot()
     def _on_thread_finished(self) -> None:
+        # `finished` is emitted from the thread just before it exits; let it exit for good
+        # before anything can delete the QThread (a running QThread must not be destroyed).
+        self.thread.wait()
         self._done = True
         self.finished.emit()
         _live_jobs.discard(self)
