@@ -16,13 +16,19 @@ MATSCI1 = "llmsrbench/lsr-synth/material_science/MatSci1"
 CKR1 = "llmsrbench/lsr-synth/chemistry/CKR1"
 
 
-@pytest.fixture
-def window(qtbot, isolated_home):
+def _open(qtbot) -> MainWindow:
+    """The window as the app opens it, once its task catalog has loaded."""
     create_app()
     win = MainWindow()
     qtbot.addWidget(win)
     win.show()
     qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    return win
+
+
+@pytest.fixture
+def window(qtbot, isolated_home):
+    win = _open(qtbot)
     yield win
     win.controller.shutdown()
     win.loader.wait_all()
@@ -77,11 +83,7 @@ def test_selecting_a_task_shows_detail_preview_and_hidden_truth(window, qtbot):
 
 @pytest.mark.slow
 def test_run_finishes_and_reopens_after_restart(qtbot, isolated_home):
-    create_app()
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    win = _open(qtbot)
     win.browser.select_task(MATSCI1)
     qtbot.waitUntil(lambda: win.run_panel.start_button.isEnabled(), timeout=5000)
 
@@ -112,10 +114,7 @@ def test_run_finishes_and_reopens_after_restart(qtbot, isolated_home):
     win.close()
 
     # A new window (the app reopened) finds the run and reopens it.
-    win2 = MainWindow()
-    qtbot.addWidget(win2)
-    win2.show()
-    qtbot.waitUntil(lambda: len(win2.tasks) > 0, timeout=15000)
+    win2 = _open(qtbot)
     assert win2.history.run_ids() == [run_id]
     win2.history.table.selectRow(0)
     qtbot.waitUntil(lambda: win2.fit.plotted_point_count() > 0, timeout=30000)
@@ -239,11 +238,7 @@ def test_chosen_operators_reach_the_run_and_history_filters_by_task(window, qtbo
 
 
 def test_first_screen_explains_what_to_do_and_the_last_task_comes_back(qtbot, isolated_home):
-    create_app()
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    win = _open(qtbot)
     assert "Welcome" in win.detail.context.toPlainText()
     assert not win.detail.variables.isVisible() and not win.detail.preview.isVisible()
     assert not win.run_panel.start_button.isEnabled()
@@ -253,9 +248,7 @@ def test_first_screen_explains_what_to_do_and_the_last_task_comes_back(qtbot, is
     win.close()
     win.loader.wait_all()
 
-    again = MainWindow()
-    qtbot.addWidget(again)
-    again.show()
+    again = _open(qtbot)
     qtbot.waitUntil(lambda: again.current_task is not None, timeout=15000)
     assert again.browser.current_task_id() == CKR1
     assert again.run_panel.start_button.isEnabled()
