@@ -254,7 +254,7 @@ class _Settings:
 def _as_int(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ValueError(f"'{name}' must be a whole number, got {value!r}")
-    if float(value) != int(value):
+    if not math.isfinite(float(value)) or float(value) != int(value):
         raise ValueError(f"'{name}' must be a whole number, got {value!r}")
     value = int(value)
     if not low <= value <= high:
@@ -546,15 +546,16 @@ def _call_with_deadline(func: Callable[[], Any], seconds: float) -> tuple[bool, 
     lock = threading.Lock()
 
     def target() -> None:
-        try:
-            value = func()
-            with lock:
-                result["value"] = value
+        try:  # the outer handler also catches a deadline landing in the inner one
+            try:
+                value = func()
+                with lock:
+                    result["value"] = value
+            except Exception as exc:  # noqa: BLE001 - reported to the caller as "not finished"
+                with lock:
+                    result["error"] = exc
         except _Deadline:
             pass
-        except Exception as exc:  # noqa: BLE001 - reported to the caller as "not finished"
-            with lock:
-                result["error"] = exc
 
     thread = threading.Thread(target=target, name="gp-simplify", daemon=True)
     thread.start()
@@ -1041,9 +1042,7 @@ class GeneticProgramming:
                 if nodes in cache:
                     continue
                 # Out of time: stop converting, but never before there is one usable model.
-                if usable and ((deadline is not None and time.monotonic() >= deadline) or (
-                    stop_reason is None and context.cancelled
-                )):
+                if usable and ((deadline is not None and time.monotonic() >= deadline) or context.cancelled):
                     complete = False
                     break
                 try:
@@ -1061,9 +1060,14 @@ class GeneticProgramming:
             return _front(models) if models else front
 
         runner.start()
+        stop_requested_at: float | None = None
         try:
             finished: _Finished | None = None
             while finished is None:
+                if stop_requested_at is not None and time.monotonic() - stop_requested_at > _JOIN_SECONDS:
+                    # Operon checks its budget only between offspring; building a huge first
+                    # population cannot be interrupted. Give up rather than hang the caller.
+                    raise RuntimeError(f"Operon did not stop within {_JOIN_SECONDS:g} s of being asked to")
                 batch = []
                 try:
                     batch.append(runner.events.get(timeout=_POLL_SECONDS))
@@ -1088,6 +1092,8 @@ class GeneticProgramming:
                         stop_reason = "budget"
                         runner.request_stop()
                         yield Log(f"Evaluation budget reached ({evaluations:,} models); ending the search.")
+                    if stop_reason is not None:
+                        stop_requested_at = now
 
                 for item in batch:
                     if isinstance(item, _Finished):
@@ -1128,7 +1134,8 @@ class GeneticProgramming:
 
             # The final front comes from the final archive, so a run that ends by generations
             # (with time to spare) reports the same model whatever the consumer's timing was.
-            cancelled = stop_reason == "cancelled"
+            # A Stop pressed after the search ended on its own still cuts the wrap-up short.
+            cancelled = stop_reason == "cancelled" or context.cancelled
             if cancelled:
                 convert_until = time.monotonic() + _CONVERT_SECONDS_CANCELLED
             else:

@@ -281,6 +281,7 @@ def test_bad_training_data_gives_a_clear_error(corrupt, message):
         ({"operators": []}, "at least one operator"),
         ({"population_size": 0}, "population_size"),
         ({"threads": 1.5}, "whole number"),
+        ({"generations": float("inf")}, "whole number"),
     ],
 )
 def test_invalid_configuration_is_refused(config, message):
@@ -371,4 +372,26 @@ def test_simplification_is_bounded_and_checked():
     result, note = gp_module._simplify(model, scorer, 0.3)
     assert time.monotonic() - started < 1.5
     assert result.loss <= loss * (1 + 1e-6) + 1e-12
+    assert not operon_threads()
+
+
+@pytest.mark.slow
+def test_an_operon_that_ignores_stop_is_abandoned_with_an_error(monkeypatch):
+    # If Operon ever failed to honour the stop (e.g. while building a huge first population),
+    # the run must end with a clear error instead of hanging whoever consumes it.
+    monkeypatch.setattr(gp_module, "_JOIN_SECONDS", 0.5)
+    monkeypatch.setattr(gp_module._OperonRun, "request_stop", lambda self: None)
+    task = make_task(x_sin_t, ["x", "t"], n=200)
+    context = RunContext()
+    started = None
+    with pytest.raises(RuntimeError, match="did not stop"):
+        for event in get_method("gp").run(task, dict(generations=100000, seconds=3, threads=1), context):
+            if isinstance(event, Progress) and started is None:
+                started = time.monotonic()
+                context.cancel()
+    assert time.monotonic() - started < 2.5
+    # Operon's own time backstop still ends the abandoned search.
+    deadline = time.monotonic() + 15
+    while operon_threads() and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not operon_threads()
