@@ -28,7 +28,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -250,6 +251,16 @@ def entry_seed(entry: dict) -> int:
     return int(entry["seed"])
 
 
+@cache
+def _solver_version() -> str:
+    """SciPy's version, read from its metadata (importing SciPy here would slow start-up).
+    RK45's step sequence may change between SciPy releases, so data are cached per release."""
+    try:
+        return metadata.version("scipy")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def entry_version(entry: dict) -> str:
     """Cache version: generator version plus a digest of everything the data depend on."""
     payload = json.dumps(
@@ -258,6 +269,7 @@ def entry_version(entry: dict) -> str:
             "constants": entry["constants"],
             "initial_conditions": entry.get("initial_conditions", {}),
             "t_span": entry.get("t_span"),
+            "scipy": _solver_version(),
         },
         sort_keys=True,
     )
