@@ -15,6 +15,7 @@ from .model import Task
 #: suite id prefix -> module that provides ``load_tasks() -> list[Task]``.
 SUITE_MODULES: dict[str, str] = {
     "llmsrbench/lsr-synth": "engine.tasks.lsr_synth",
+    "feynman": "engine.tasks.feynman",
 }
 
 #: Display names of benchmarks (the first part of a task id).
@@ -30,6 +31,7 @@ BENCHMARK_LABELS = {
 SUITE_LABELS = {
     "llmsrbench/lsr-synth": "LSR-Synth",
     "llmsrbench/lsr-transform": "LSR-Transform",
+    "feynman": "Feynman equations",
 }
 
 _lock = threading.Lock()
