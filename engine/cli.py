@@ -268,6 +268,88 @@ def cmd_methods_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# ---------------------------------------------------------------------------- equiv
+
+
+def _infer_variables(truth: str) -> list[str]:
+    """Every name the truth uses (so the truth's constants are its numbers only)."""
+    from .expr import ExpressionError, parse
+
+    try:
+        expr = parse(truth, [], allow_free_symbols=True)
+    except ExpressionError:
+        return []  # the check itself reports the parse error
+    return sorted(s.name for s in expr.free_symbols)
+
+
+def _variables_arg(value: Any, truth: Any) -> list[str]:
+    if value is None:
+        return _infer_variables(truth) if isinstance(truth, str) else []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    raise ValueError("'variables' must be a list of names or a comma-separated string")
+
+
+def _equiv_line(number: int, line: str, seconds: float) -> dict[str, Any]:
+    from .expr import check_equivalence
+
+    try:
+        item = json.loads(line)
+        if not isinstance(item, dict):
+            raise ValueError("expected a JSON object")
+        missing = [k for k in ("truth", "candidate") if k not in item]
+        if missing:
+            raise ValueError(f"missing {', '.join(missing)}")
+        variables = _variables_arg(item.get("variables"), item["truth"])
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        return {"line": number, "equivalent": None, "reason": f"line {number}: malformed input ({exc})", "method": "parse"}
+    result = check_equivalence(item["truth"], item["candidate"], variables, seconds=seconds).to_json()
+    return {"line": number, **result}
+
+
+def cmd_equiv(args: argparse.Namespace) -> int:
+    from .expr import check_equivalence
+
+    if not math.isfinite(args.seconds) or args.seconds <= 0:
+        raise UsageError("--seconds must be a positive, finite number of seconds")
+    if args.pairs:
+        if args.truth is not None or args.candidate is not None or args.variables is not None:
+            raise UsageError("--pairs reads truth, candidate and variables from the file; do not give them as options")
+        try:
+            handle = sys.stdin if args.pairs == "-" else open(args.pairs, encoding="utf-8")
+        except OSError as exc:
+            _err(f"error: cannot read {args.pairs}: {exc.strerror or exc}")
+            return EXIT_FAILURE
+        counts = {True: 0, False: 0, None: 0}
+        with handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                result = _equiv_line(number, line, args.seconds)
+                counts[result["equivalent"]] += 1
+                if args.json:
+                    print(json.dumps(_json_safe(result)), flush=True)
+                else:
+                    print(f"{number:>5}  {_verdict(result['equivalent']):<14}  {result['reason']}", flush=True)
+        _err(f"{counts[True]} equivalent, {counts[False]} not equivalent, {counts[None]} undecided")
+        return EXIT_OK
+    if args.truth is None or args.candidate is None:
+        raise UsageError("give --truth and --candidate, or --pairs FILE")
+    variables = _variables_arg(args.variables, args.truth)
+    result = check_equivalence(args.truth, args.candidate, variables, seconds=args.seconds)
+    if args.json:
+        _dump({"truth": args.truth, "candidate": args.candidate, "variables": variables, **result.to_json()})
+    else:
+        print(f"{_verdict(result.equivalent)}: {result.reason}")
+    return EXIT_OK
+
+
+def _verdict(value: bool | None) -> str:
+    return {True: "equivalent", False: "not equivalent", None: "undecided"}[value]
+
+
 # ---------------------------------------------------------------------------- parser
 
 
@@ -313,6 +395,41 @@ def build_parser() -> argparse.ArgumentParser:
     rl.add_argument("--db")
     rl.add_argument("--json", action="store_true")
     rl.set_defaults(func=cmd_runs_list)
+
+    eq = sub.add_parser(
+        "equiv",
+        help="is a candidate equation the ground truth up to constants?",
+        description=(
+            "Decide whether a candidate equals the ground truth up to the values of its constants "
+            "(symbolic accuracy). Every number that is not an exponent and every name that is not a "
+            "variable is a free constant; both expressions must describe the same family of "
+            "functions, so a candidate with an extra term or an extra free constant is not "
+            "equivalent. The answer is equivalent, not equivalent or undecided (null), with a reason. "
+            "An unparsable expression is an answer (undecided), not an error: the exit code is 0."
+        ),
+    )
+    eq.add_argument("--truth", help="ground-truth expression, e.g. 'G*m1*m2/r**2'")
+    eq.add_argument("--candidate", help="candidate expression")
+    eq.add_argument(
+        "--variables",
+        help=(
+            "input variables, comma-separated (e.g. m1,m2,r); every other name is a constant. "
+            "Default: every name the truth uses, so give it whenever the truth has named constants "
+            "such as G"
+        ),
+    )
+    eq.add_argument(
+        "--pairs",
+        metavar="FILE",
+        help=(
+            "batch mode: a JSON-lines file ('-' for stdin) of objects with truth, candidate and "
+            "optional variables (list or 'x,y'; same default); one result per line, in order, and a "
+            "malformed line gives a result with equivalent null naming the line"
+        ),
+    )
+    eq.add_argument("--seconds", type=float, default=5.0, help="time budget per check (default 5)")
+    eq.add_argument("--json", action="store_true", help="print JSON (one object; one per line with --pairs)")
+    eq.set_defaults(func=cmd_equiv)
 
     methods = sub.add_parser("methods", help="discovery methods")
     msub = methods.add_subparsers(dest="methods_command", parser_class=_Parser)
