@@ -216,6 +216,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             mt = result.metrics.get(key)
             if mt:
                 print(f"  {label}    NMSE {_fmt(mt['nmse'])}  Acc0.1 {_fmt(mt['acc_0.1'])}  R2 {_fmt(mt['r2'])}")
+        symbolic = result.metrics.get("symbolic")
+        if symbolic:
+            print(f"  SA          {_verdict(symbolic.get('equivalent'))} ({symbolic.get('reason', '')})")
         print(f"  seconds     {result.seconds:.1f}")
     if result.error:
         _err(f"error: {result.error}")
@@ -237,8 +240,9 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         return EXIT_OK
     for r in runs:
         nmse = (r.metrics.get("id") or {}).get("nmse")
+        sa = _sa_mark(r.metrics.get("symbolic"))
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
-        print(f"{r.id}  {started}  {r.status:<11} {r.method:<4} {r.task_id}  NMSE(ID) {_fmt(nmse)}")
+        print(f"{r.id}  {started}  {r.status:<11} {r.method:<4} {r.task_id}  NMSE(ID) {_fmt(nmse)}  SA {sa}")
     _err(f"{len(runs)} runs")
     return EXIT_OK
 
@@ -344,6 +348,13 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     else:
         print(f"{_verdict(result.equivalent)}: {result.reason}")
     return EXIT_OK
+
+
+def _sa_mark(symbolic: dict | None) -> str:
+    """Symbolic accuracy in a table cell: yes / no / ? (undecided) / - (not checked)."""
+    if not symbolic:
+        return "-"
+    return {True: "yes", False: "no"}.get(symbolic.get("equivalent"), "?")
 
 
 def _verdict(value: bool | None) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from . import methods as m
 from .expr import ExpressionError
-from .scoring import evaluate
+from .scoring import evaluate, symbolic_accuracy
 from .store import RunStore, StoreError
 from .tasks.model import Task
 
@@ -54,7 +54,7 @@ class RunFinished:
             "complexity": self.complexity,
             "seconds": round(self.seconds, 3),
             "stop_reason": self.stop_reason,
-            "metrics": {k: v for k, v in self.metrics.items() if k in ("id", "ood", "train")},
+            "metrics": {k: v for k, v in self.metrics.items() if k in ("id", "ood", "train", "symbolic")},
             "error": self.error,
         }
 
@@ -129,9 +129,15 @@ def execute(
         result.train_loss = final.loss
         result.stop_reason = final.stop_reason
         try:
-            evaluation = evaluate(task, final.expression)
+            data = task.load_data()
+            evaluation = evaluate(task, final.expression, data)
             result.metrics = evaluation.metrics
             result.complexity = evaluation.complexity
+            # Symbolic accuracy: the final model against the ground truth, up to constants.
+            # The check has its own time limit and never raises for bad input.
+            symbolic = symbolic_accuracy(task, final.expression, data)
+            if symbolic is not None:
+                result.metrics["symbolic"] = symbolic
         except (ExpressionError, ValueError) as exc:
             result.status = "failed"
             result.error = f"the final model could not be scored: {exc}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -37,3 +38,53 @@ def evaluate(task: Task, expression: str, data: TaskData | None = None) -> Evalu
         predictions[split.name] = y_hat
         metrics[SPLIT_KEYS.get(split.name, split.name)] = score(split.y, y_hat)
     return Evaluation(expression, ex.complexity(parsed), predictions, metrics)
+
+
+#: Time budget of the symbolic-accuracy check of a run's final model (seconds).
+SA_SECONDS = 5.0
+
+
+def task_domain(task: Task, data: TaskData | None = None) -> dict[str, tuple[float, float]] | None:
+    """The box the equivalence checker samples: the training split's range of every input.
+
+    The training data are where the law was observed, so two expressions that agree there are
+    the same law for this task (a wider box could leave the domain where the truth is defined,
+    e.g. an arcsine). Returns None when there are no data to read it from.
+    """
+    try:
+        data = data if data is not None else task.load_data()
+        X = data["train"].X
+    except (KeyError, RuntimeError):
+        return None
+    if X.size == 0:
+        return None
+    lows, highs = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    domain = {}
+    for name, lo, hi in zip(task.input_names, lows, highs):
+        lo, hi = float(lo), float(hi)
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            return None
+        if hi <= lo:  # a constant column: widen a little so the sampler has an interval
+            pad = 1e-3 * max(1.0, abs(lo))
+            lo, hi = lo - pad, hi + pad
+        domain[name] = (lo, hi)
+    return domain
+
+
+def symbolic_accuracy(task: Task, expression: str, data: TaskData | None = None,
+                      seconds: float = SA_SECONDS) -> dict[str, Any] | None:
+    """Symbolic accuracy (SA) of ``expression`` on ``task``: is it the ground truth up to the
+    values of its constants? (LLM-SRBench §2.3 scores SA with an LLM judge; this is the offline
+    check of :func:`engine.expr.check_equivalence`, the default SA of every run.)
+
+    Returns ``{"equivalent": True | False | None, "reason", "method", "seconds", "judge"}``, or
+    None when the task has no ground truth (imported user data).
+    """
+    truth = (task.ground_truth.expression or "").strip()
+    if not truth:
+        return None
+    result = ex.check_equivalence(truth, expression, task.input_names, domain=task_domain(task, data),
+                                  seconds=seconds)
+    out = result.to_json()
+    out["judge"] = "offline"
+    return out

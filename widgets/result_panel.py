@@ -47,6 +47,10 @@ class ResultPanel(QWidget):
         self.details = QLabel("")
         self.details.setWordWrap(True)
         self.details.setStyleSheet("color: #444;")
+        self.symbolic = QLabel("")
+        self.symbolic.setObjectName("resultSymbolic")
+        self.symbolic.setWordWrap(True)
+        self.symbolic.setTextFormat(Qt.TextFormat.RichText)
         self.table = QTableWidget(len(_ROWS), len(_COLS))
         self.table.setHorizontalHeaderLabels([c[1] for c in _COLS])
         self.table.setVerticalHeaderLabels([r[1] for r in _ROWS])
@@ -59,6 +63,7 @@ class ResultPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.equation)
         layout.addWidget(self.details)
+        layout.addWidget(self.symbolic)
         layout.addWidget(self.table)
         layout.addStretch(1)
         self.metrics: dict = {}
@@ -66,6 +71,8 @@ class ResultPanel(QWidget):
     def clear(self, message: str = "No result yet.") -> None:
         self.equation.setText(message)
         self.details.setText("")
+        self.symbolic.setText("")
+        self.symbolic.setToolTip("")
         self.metrics = {}
         for r in range(len(_ROWS)):
             for c in range(len(_COLS)):
@@ -82,12 +89,41 @@ class ResultPanel(QWidget):
             self.equation.setText("No model.")
         extra = f"complexity {complexity}" if complexity is not None else ""
         self.details.setText(" · ".join(p for p in (extra, details) if p))
+        self._show_symbolic(self.metrics.get("symbolic"))
         for r, (key, _) in enumerate(_ROWS):
             row = self.metrics.get(key) or {}
             for c, (mkey, _, _) in enumerate(_COLS):
                 item = QTableWidgetItem(_fmt(mkey, row.get(mkey)))
                 item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 self.table.setItem(r, c, item)
+
+    def _show_symbolic(self, symbolic: dict | None) -> None:
+        """One line for symbolic accuracy; the checker's reason is in the tooltip (it may name
+        the law's form, and the ground truth stays hidden until the user reveals it)."""
+        if not symbolic:
+            self.symbolic.setText("")
+            self.symbolic.setToolTip("")
+            return
+        verdict = symbolic.get("equivalent")
+        text, colour = {
+            True: ("✓ the ground-truth law, up to its constants", "#1a7f37"),
+            False: ("✗ not the ground-truth law", "#b42318"),
+        }.get(verdict, ("? undecided (the checker could not settle it)", "#9a6700"))
+        judge = symbolic.get("judge", "offline")
+        self.symbolic.setText(
+            f"Symbolic accuracy ({html.escape(judge)} check): "
+            f"<b style='color:{colour}'>{html.escape(text)}</b>"
+        )
+        self.symbolic.setToolTip(
+            "Symbolic accuracy (SA): is the model the same law as the ground truth once every "
+            "constant may take any value?\n" + str(symbolic.get("reason", ""))
+        )
+
+    @property
+    def symbolic_verdict(self):
+        """True, False or None (undecided); ``"unchecked"`` when the run has no SA."""
+        symbolic = self.metrics.get("symbolic")
+        return symbolic.get("equivalent") if symbolic else "unchecked"
 
     def value(self, split: str, metric: str):
         return (self.metrics.get(split) or {}).get(metric)

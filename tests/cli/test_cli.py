@@ -256,6 +256,10 @@ def test_gp_run_end_to_end(home, tmp_path):
     assert result["metrics"]["id"]["nmse"] is not None and result["metrics"]["id"]["nmse"] < 1e-2
     assert result["metrics"]["ood"]["nmse"] is not None and result["metrics"]["ood"]["nmse"] < 1e-1
 
+    # Symbolic accuracy sits beside the numeric metrics, with the checker's reason.
+    symbolic = result["metrics"]["symbolic"]
+    assert symbolic["equivalent"] in (True, False, None) and symbolic["reason"]
+
     # Progress went to stderr, not stdout.
     assert "iteration" in done.stderr
     assert MATSCI1 in done.stderr

@@ -125,7 +125,7 @@ def test_events_are_yielded_and_stored_in_order(fakes, store):
 def test_final_model_is_scored_on_every_split(fakes, store):
     finished = run_all(make_task(), "fake", {}, store)[-1]
     assert finished.status == "finished" and finished.error is None
-    assert set(finished.metrics) == {"train", "id", "ood"}
+    assert set(finished.metrics) == {"train", "id", "ood", "symbolic"}
     for key in ("train", "id", "ood"):
         assert finished.metrics[key]["nmse"] == pytest.approx(0.0, abs=1e-20)
         assert finished.metrics[key]["acc_0.1"] == 1.0
@@ -146,8 +146,36 @@ def test_json_result_has_the_cli_shape(fakes, store):
     out = finished.to_json()
     assert out["run_id"] == finished.run_id and out["task"] == "tests/inline/line" and out["method"] == "fake"
     assert out["expression"] == "2*x + 1" and out["status"] == "finished"
-    assert set(out["metrics"]) == {"train", "id", "ood"}
+    assert set(out["metrics"]) == {"train", "id", "ood", "symbolic"}
     assert {"nmse", "acc_0.1", "r2"} <= set(out["metrics"]["id"])
+    assert out["metrics"]["symbolic"]["equivalent"] is True
+
+
+@pytest.mark.parametrize(
+    "answer, verdict",
+    [
+        ("2*x + 1", True),  # the truth itself
+        ("1.99999*x + 1.00002", True),  # the same law with other constants
+        ("3*(x + 0.5) - x - 0.5", True),  # rearranged
+        ("2*x", False),  # a missing term (the truth's offset is a free constant)
+        ("2*x + 1 + x**4/4", False),  # an extra term
+        ("2*x**1.5 + 1", False),  # a changed exponent
+    ],
+)
+def test_symbolic_accuracy_is_scored_and_stored_with_every_run(fakes, store, answer, verdict):
+    finished = run_all(make_task(), "fake", {"answer": answer}, store)[-1]
+    symbolic = finished.metrics["symbolic"]
+    assert symbolic["equivalent"] is verdict, symbolic["reason"]
+    assert symbolic["reason"] and symbolic["judge"] == "offline"
+    assert store.get_run(finished.run_id).metrics["symbolic"]["equivalent"] is verdict
+
+
+def test_a_task_without_ground_truth_has_no_symbolic_accuracy(fakes, store):
+    task = make_task()
+    task.ground_truth = GroundTruth("")
+    finished = run_all(task, "fake", {}, store)[-1]
+    assert finished.status == "finished"
+    assert "symbolic" not in finished.metrics and "symbolic" not in finished.to_json()["metrics"]
 
 
 def test_a_method_that_raises_ends_as_failed_with_the_message(fakes, store):

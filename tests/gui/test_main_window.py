@@ -82,6 +82,24 @@ def test_selecting_a_task_shows_detail_preview_and_hidden_truth(window, qtbot):
 
 
 @pytest.mark.slow
+def test_a_run_that_finds_the_law_shows_symbolic_accuracy(qtbot, isolated_home):
+    # F = mu * Nn (Feynman I.12.1): a few seconds of GP find it exactly.
+    win = _open(qtbot)
+    win.browser.select_task("feynman/I.12.1")
+    qtbot.waitUntil(lambda: win.run_panel.start_button.isEnabled(), timeout=5000)
+    seconds = win.run_panel.editors["seconds"]
+    seconds.selectAll()
+    qtbot.keyClicks(seconds, "3")
+    qtbot.mouseClick(win.run_panel.start_button, Qt.MouseButton.LeftButton)
+    _wait_idle(qtbot, win)
+    qtbot.waitUntil(lambda: win.result.symbolic_verdict != "unchecked", timeout=30000)
+    assert win.result.symbolic_verdict is True
+    assert "ground-truth law" in win.result.symbolic.text()
+    assert "Symbolic accuracy" in win.result.symbolic.toolTip()
+    win.close()
+
+
+@pytest.mark.slow
 def test_run_finishes_and_reopens_after_restart(qtbot, isolated_home):
     win = _open(qtbot)
     win.browser.select_task(MATSCI1)
