@@ -20,6 +20,14 @@ reproduce the other, so neither is strictly larger.
 * Consequences of "both directions": ``x**2 + 3`` and ``x**2 + 1`` are equivalent (the
   constant is free in both), but ``x**2`` and ``x**2 + 1`` are not (the second has an extra
   free constant, a strictly larger family), nor are ``x`` and ``2*x``.
+* **The same function as written is always equivalent.** A candidate that equals the truth with
+  the constants both are written with (``(x + y)**2`` and ``x**2 + 2*x*y + y**2``,
+  ``sin(x)*cos(x)`` and ``sin(2*x)/2``) is the law itself, so it counts as found, even though
+  the literals of an identity, taken as free coefficients, would make a larger family. This is
+  "equal values written differently are equal", applied to whole expressions.
+* A coefficient the canonical form splits (``exp(-(E2 - E1)/k)`` expands to
+  ``exp(-E2/k)*exp(E1/k)``) stays one coefficient: a side whose expanded family has more
+  coefficients than the family read off its written form is compared in its written form.
 
 Algorithm (:func:`check_equivalence`): parse both texts with the whitelist parser; canonicalise
 them (SymPy, interrupted at a deadline); if the canonical forms are identical, or the abstracted
@@ -62,6 +70,7 @@ MAX_PARAMS = 40  # more coefficients than this are not fitted (undecided)
 MAX_NODES = 3000  # larger expressions skip the SymPy rewrites
 MAX_EXPANDED_TERMS = 400  # a power of a sum that would expand to more terms is not expanded
 N_STARTS = 8  # random starts of each fit (after the one at the written values)
+SAMPLING_ROUNDS = 20  # batches of N_POINTS drawn to find points where the truth is defined
 
 
 @dataclass(frozen=True)
@@ -302,9 +311,28 @@ def _family(expr: sp.Expr, variables: set[sp.Symbol], symbol_values: Mapping[str
     return _Family(abstract, walker.params, walker.written, uses)
 
 
+#: Families with at most this many parameters are matched by trying every renaming.
+MAX_PERMUTED_PARAMS = 6
+
+
 def _same_family(a: _Family, b: _Family) -> bool:
-    """Identical up to renaming the parameters (sound when each parameter occurs once)."""
+    """Identical up to a one-to-one renaming of the parameters.
+
+    A renaming is always sound. With few parameters every renaming is tried (so a constant used
+    in several places, like the ``c`` of ``(c + v)/(c - v)``, is matched too); with more, all
+    parameters are replaced by one symbol, which is sound only when each occurs once.
+    """
     if len(a.params) != len(b.params):
+        return False
+    if not a.params:
+        return a.expr == b.expr
+    if len(a.params) <= MAX_PERMUTED_PARAMS:
+        from itertools import permutations
+
+        target = a.expr
+        for order in permutations(b.params):
+            if b.expr.xreplace(dict(zip(order, a.params))) == target:
+                return True
         return False
     if any(n != 1 for n in a.uses.values()) or any(n != 1 for n in b.uses.values()):
         return False
@@ -398,7 +426,10 @@ def _direction(target: _Family, model: _Family, written_values, columns, varsyms
     again with every constant given a magnitude between 0.5 and 2 (sign kept), so that a term
     whose written constant makes it negligible (``+ 1e-3`` next to ``9e9*x``) still counts."""
     results = [_fit(model, written_values, columns, varsyms, rng, deadline)]
-    if results[0].ok and target.params:
+    first = results[0]
+    # Also when the first fit only came close: a constant written tiny (``+ 1e-4``) is as free
+    # as any other, and at other values it shows whether the model can follow it.
+    if target.params and not first.trouble and (first.ok or first.error < CLOSE):
         n = len(written_values)
         signs = np.where(np.asarray(target.written) < 0, -1.0, 1.0)
         values = signs * np.exp(rng.uniform(math.log(0.5), math.log(2.0), len(signs)))
@@ -408,7 +439,13 @@ def _direction(target: _Family, model: _Family, written_values, columns, varsyms
         if keep.sum() >= n // 2:
             results.append(_fit(model, y[keep], [c[keep] for c in columns], varsyms, rng, deadline))
     for r in results:
-        if r.trouble or not r.ok:
+        if r.trouble:
+            return r
+    for r in results:  # a clear failure decides
+        if not r.ok and r.error >= CLOSE:
+            return r
+    for r in results:
+        if not r.ok:
             return r
     return _Fit(True, max(r.error for r in results))
 
@@ -508,15 +545,17 @@ def _check(truth, candidate, variables, domain, seed, seconds, started) -> Equiv
         finished, value = _call_with_deadline(lambda e=expr: _canonical(e), left)
         canon[role] = value if finished and isinstance(value, sp.Expr) else _rationalise_safe(expr)
     t_can, c_can = canon["truth"], canon["candidate"]
+    t_written, c_written = _rationalise_safe(t_raw), _rationalise_safe(c_raw)
 
     # --- symbolic: identical functions, or identical families
     finished, value = _call_with_deadline(
-        lambda: _symbolic(t_can, c_can, varset, symbol_values), max(0.0, (deadline - time.monotonic()) * 0.3)
+        lambda: _symbolic(t_can, c_can, t_written, c_written, varset, symbol_values),
+        max(0.0, (deadline - time.monotonic()) * 0.3),
     )
     if not finished or not isinstance(value, tuple):
-        try:
-            t_fam = _family(t_can, varset, symbol_values, "a")
-            c_fam = _family(c_can, varset, symbol_values, "b")
+        try:  # the families as written: never larger than the laws they stand for
+            t_fam = _family(t_written, varset, symbol_values, "a")
+            c_fam = _family(c_written, varset, symbol_values, "b")
         except (RecursionError, MemoryError):
             return answer(None, "the expressions are too large to compare", "symbolic")
         verdict = None
@@ -541,7 +580,16 @@ def _rationalise_safe(expr: sp.Expr) -> sp.Expr:
     return value if finished and isinstance(value, sp.Expr) else expr
 
 
-def _symbolic(t_can, c_can, varset, symbol_values):
+def _symbolic(t_can, c_can, t_written, c_written, varset, symbol_values):
+    """Identical functions, or identical families; else ``(None, truth family, candidate family)``
+    for the numeric check.
+
+    The canonical (expanded) form can split one written coefficient over several terms:
+    ``exp(-(E2 - E1)/k)`` expands to ``exp(-E2/k)*exp(E1/k)``, whose abstraction has two free
+    coefficients where the written law has one. So a side's canonical family is used only when
+    it has no more coefficients than the family read off the expression as written; otherwise
+    the written family stands for that side, in the comparison and in the numeric fits.
+    """
     if t_can == c_can or (
         _nodes(t_can) + _nodes(c_can) < 400 and sp.expand(t_can - c_can) == 0
     ):
@@ -549,12 +597,20 @@ def _symbolic(t_can, c_can, varset, symbol_values):
         return verdict, None, None
     t_fam = _family(t_can, varset, symbol_values, "a")
     c_fam = _family(c_can, varset, symbol_values, "b")
-    if _same_family(t_fam, c_fam):
-        shown = sp.sstr(t_fam.expr)
-        if len(shown) > 120:
-            shown = shown[:117] + "..."
-        return f"same form up to constants: {shown}", t_fam, c_fam
-    return None, t_fam, c_fam
+    t_raw = _family(t_written, varset, symbol_values, "a")
+    c_raw = _family(c_written, varset, symbol_values, "b")
+    t_faithful = len(t_fam.params) <= len(t_raw.params)
+    c_faithful = len(c_fam.params) <= len(c_raw.params)
+    pairs = [(t_raw, c_raw)]
+    if t_faithful and c_faithful:
+        pairs.insert(0, (t_fam, c_fam))
+    for a, b in pairs:
+        if _same_family(a, b):
+            shown = sp.sstr(a.expr)
+            if len(shown) > 120:
+                shown = shown[:117] + "..."
+            return f"same form up to constants: {shown}", a, b
+    return None, (t_fam if t_faithful else t_raw), (c_fam if c_faithful else c_raw)
 
 
 def _numeric(t_can, c_can, t_fam, c_fam, varnames, varsyms, domain, symbol_values, rng, deadline, answer):
@@ -565,22 +621,33 @@ def _numeric(t_can, c_can, t_fam, c_fam, varnames, varsyms, domain, symbol_value
                 subs[s] = sp.Float(symbol_values[s.name])
     t_func = _lambdify(t_can.xreplace(subs), varsyms)
     c_func = _lambdify(c_can.xreplace(subs), varsyms)
-    # Sample where the truth is defined; fall back to a second default domain.
+    # Sample where the truth is defined (rejection sampling: relativistic forms such as
+    # sqrt(1 - v**2/c**2) are defined on part of the box only); fall back to a second default
+    # domain for variables without one.
     missing = [v for v in varnames if v not in domain]
     columns = t_val = None
     for defaults in DEFAULT_DOMAINS:
-        cols = _points(varnames, domain, defaults, N_POINTS, rng)
-        values = _evaluate(t_func, cols, [], N_POINTS)
-        if np.isfinite(values).sum() >= N_POINTS // 2:
-            columns, t_val = cols, values
+        kept_cols: list[list[np.ndarray]] = [[] for _ in varnames]
+        kept_vals: list[np.ndarray] = []
+        have = 0
+        for _ in range(SAMPLING_ROUNDS):
+            cols = _points(varnames, domain, defaults, N_POINTS, rng)
+            values = _evaluate(t_func, cols, [], N_POINTS)
+            ok = np.isfinite(values)
+            for store, col in zip(kept_cols, cols):
+                store.append(col[ok])
+            kept_vals.append(values[ok])
+            have += int(ok.sum())
+            if have >= N_POINTS:
+                break
+        if have >= N_POINTS // 2:
+            columns = [np.concatenate(c)[:N_POINTS] for c in kept_cols]
+            t_val = np.concatenate(kept_vals)[:N_POINTS]
             break
         if not missing:
             break
     if columns is None:
         return answer(None, "undecided: the truth is undefined (not finite) on most of the sampled domain", "numeric")
-    keep = np.isfinite(t_val)
-    columns = [c[keep] for c in columns]
-    t_val = t_val[keep]
     n = len(t_val)
     c_val = _evaluate(c_func, columns, [], n)
     finite_c = np.isfinite(c_val)
