@@ -162,8 +162,22 @@ class Loader(QObject):
         return any(j.is_running() for j in self._jobs)
 
     def wait_all(self, msecs: int = 5000) -> None:
-        for job in list(self._jobs):
-            job.wait(msecs)
+        _wait_for(self.busy, self._jobs, msecs)
+
+
+def _wait_for(busy, jobs, msecs: int) -> None:
+    """Wait until ``busy()`` is false, letting queued signals through meanwhile. A job's thread
+    is told to quit by a queued call (its QThread object lives on this thread), so a plain
+    blocking ``QThread.wait`` here would always run to its time limit."""
+    import time
+
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    deadline = time.monotonic() + msecs / 1000
+    while busy() and time.monotonic() < deadline:
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents, 20)
+        for job in list(jobs):
+            job.wait(20)
 
 
 def progress_fraction(event: m.Progress, seconds: float | None) -> float:
@@ -174,3 +188,55 @@ def progress_fraction(event: m.Progress, seconds: float | None) -> float:
     if event.total_iterations:
         parts.append(event.iteration / event.total_iterations)
     return float(np.clip(max(parts) if parts else 0.0, 0.0, 1.0))
+
+
+class CandidateScorer(QObject):
+    """Scores a Pareto front off the GUI thread (test metrics, then symbolic accuracy per
+    candidate) and reports each result as it comes. A new request supersedes the previous one:
+    the old job is asked to stop and its late answers are dropped."""
+
+    scored = Signal(object, int, object)  # key, index into the expressions, CandidateScore
+    done = Signal(object)  # key
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._token = 0
+        self._job: GeneratorJob | None = None
+        self._jobs: set[GeneratorJob] = set()
+
+    def request(self, key, task: Task, expressions: list[str], sa_seconds: float | None = None) -> None:
+        from engine.candidates import SA_SECONDS, iter_candidate_scores
+
+        self.cancel()
+        self._token += 1
+        token = self._token
+        seconds = SA_SECONDS if sa_seconds is None else sa_seconds
+        expressions = list(expressions)
+        job = start_job(lambda: iter_candidate_scores(task, expressions, seconds), name="score-candidates")
+        self._job = job
+        self._jobs.add(job)
+
+        def deliver(item, token=token):
+            if token == self._token:
+                self.scored.emit(key, item[0], item[1])
+
+        def finish(job=job, token=token):
+            self._jobs.discard(job)
+            if token == self._token:
+                self._job = None
+                self.done.emit(key)
+
+        job.item.connect(deliver)
+        job.finished.connect(finish)
+
+    def cancel(self) -> None:
+        self._token += 1
+        if self._job is not None:
+            self._job.request_stop()
+            self._job = None
+
+    def busy(self) -> bool:
+        return any(j.is_running() for j in self._jobs)
+
+    def wait_all(self, msecs: int = 10000) -> None:
+        _wait_for(self.busy, self._jobs, msecs)

@@ -1,4 +1,5 @@
-"""Run history: past runs from the store, newest first; selecting one reopens it."""
+"""Run history: past runs from the store, newest first; selecting one reopens it, selecting
+two (Ctrl/Shift-click) and pressing Compare opens them side by side."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QMenu,
+    QPushButton,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -45,22 +48,30 @@ def _fmt(value) -> str:
 
 class RunHistory(QWidget):
     run_selected = Signal(str)
+    compare_requested = Signal(str, str)  # two run ids, in table order
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.only_task = QCheckBox("Only the selected task")
         self.only_task.setToolTip("Show only runs of the task selected in the browser")
         self.count = QLabel("")
+        self.compare_button = QPushButton("Compare")
+        self.compare_button.setToolTip("Select two runs (Ctrl+click) to compare them side by side")
+        self.compare_button.setEnabled(False)
+        self.compare_button.clicked.connect(self._request_compare)
         top = QHBoxLayout()
         top.addWidget(self.only_task)
         top.addStretch(1)
         top.addWidget(self.count)
+        top.addWidget(self.compare_button)
         self.table = QTableWidget(0, len(_COLUMNS))
         self.table.setHorizontalHeaderLabels(_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.table.customContextMenuRequested.connect(self._context_menu)
         self.table.setSortingEnabled(True)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
@@ -76,7 +87,7 @@ class RunHistory(QWidget):
 
     def set_runs(self, records, keep_selection: bool = True) -> None:
         """``records`` are engine RunRecords, newest first."""
-        selected = self.selected_run_id() if keep_selection else None
+        selected = self.selected_run_ids() if keep_selection else []
         self._records = list(records)
         self.table.blockSignals(True)
         self.table.setSortingEnabled(False)
@@ -104,11 +115,29 @@ class RunHistory(QWidget):
         self.table.blockSignals(False)
         self.count.setText(f"{len(self._records)} runs")
         if selected:
-            self.select_run(selected, emit=False)
+            self.table.blockSignals(True)
+            self.select_runs(selected)
+            self.table.blockSignals(False)
+        self.compare_button.setEnabled(len(self.selected_run_ids()) == 2)
 
     def selected_run_id(self) -> str | None:
-        items = self.table.selectedItems()
-        return items[0].data(RUN_ID_ROLE) if items else None
+        ids = self.selected_run_ids()
+        return ids[0] if ids else None
+
+    def selected_run_ids(self) -> list[str]:
+        """Ids of the selected runs, in table order."""
+        rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
+        return [self.table.item(r, 0).data(RUN_ID_ROLE) for r in rows]
+
+    def select_runs(self, run_ids: list[str]) -> None:
+        """Select exactly these runs (for the Compare button; emits like a user's selection)."""
+        from PySide6.QtCore import QItemSelection, QItemSelectionModel
+
+        selection = QItemSelection()
+        for r in range(self.table.rowCount()):
+            if self.table.item(r, 0).data(RUN_ID_ROLE) in run_ids:
+                selection.select(self.table.model().index(r, 0), self.table.model().index(r, self.table.columnCount() - 1))
+        self.table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def select_run(self, run_id: str, emit: bool = True) -> bool:
         for r in range(self.table.rowCount()):
@@ -117,6 +146,7 @@ class RunHistory(QWidget):
                     self.table.blockSignals(True)
                 self.table.selectRow(r)
                 self.table.blockSignals(False)
+                self.compare_button.setEnabled(False)
                 return True
         return False
 
@@ -124,6 +154,21 @@ class RunHistory(QWidget):
         return [self.table.item(r, 0).data(RUN_ID_ROLE) for r in range(self.table.rowCount())]
 
     def _on_selection(self) -> None:
-        run_id = self.selected_run_id()
-        if run_id:
-            self.run_selected.emit(run_id)
+        ids = self.selected_run_ids()
+        self.compare_button.setEnabled(len(ids) == 2)
+        if len(ids) == 1:
+            self.run_selected.emit(ids[0])
+
+    def _request_compare(self) -> None:
+        ids = self.selected_run_ids()
+        if len(ids) == 2:
+            self.compare_requested.emit(ids[0], ids[1])
+
+    def _context_menu(self, pos) -> None:
+        ids = self.selected_run_ids()
+        menu = QMenu(self)
+        compare = menu.addAction("Compare the two selected runs")
+        compare.setEnabled(len(ids) == 2)
+        compare.triggered.connect(self._request_compare)
+        self._menu = menu
+        menu.popup(self.table.viewport().mapToGlobal(pos))

@@ -1,0 +1,47 @@
+"""Per-candidate test metrics and symbolic accuracy (engine.candidates)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine.candidates import iter_candidate_scores, score_candidates
+from engine.tasks import registry
+from engine.tasks.model import GroundTruth
+
+MATSCI1 = "llmsrbench/lsr-synth/material_science/MatSci1"
+
+
+@pytest.fixture(scope="module")
+def task():
+    return registry.get_task(MATSCI1)
+
+
+def test_truth_scores_perfectly_and_is_symbolically_accurate(task):
+    truth = task.ground_truth.expression
+    # The truth's template with other constants: the same law up to constants.
+    refit = "190*epsilon*(-0.0009*(T - 297.2) + 1) - 0.012*(T - 297.2) + epsilon**0.4966*0.02*(T - 297.2)"
+    scores = score_candidates(task, [truth, "3*epsilon + T", refit, "sin("], sa_seconds=5)
+    exact, wrong, close, broken = scores
+    assert exact.id_nmse == pytest.approx(0, abs=1e-12) and exact.ood_nmse == pytest.approx(0, abs=1e-12)
+    assert exact.id_acc == 1.0 and exact.sa is True and exact.sa_status == "done"
+    assert wrong.id_nmse > 1e-3 and wrong.sa is False
+    assert close.sa is True and close.id_nmse > 0
+    assert broken.id_nmse is None and broken.error and broken.sa_status == "error"
+    assert exact.to_dict()["id_acc_0.1"] == 1.0
+
+
+def test_metrics_come_first_then_symbolic_accuracy(task):
+    seen = list(iter_candidate_scores(task, ["epsilon", "T*epsilon"], sa_seconds=2))
+    assert [i for i, _ in seen] == [0, 1, 0, 1]
+    assert all(s.sa_status == "pending" for _, s in seen[:2])
+    assert all(s.sa_status == "done" and s.sa is False for _, s in seen[2:])
+
+
+def test_sa_is_skipped_without_a_ground_truth(task):
+    blind = dataclasses.replace(task, ground_truth=GroundTruth(""))
+    seen = list(iter_candidate_scores(blind, ["epsilon"]))
+    assert len(seen) == 1
+    score = seen[0][1]
+    assert score.sa is None and score.sa_status == "skipped" and score.id_nmse is not None
