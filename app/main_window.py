@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMessageBox, QWidget
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QTabWidget, QWidget
 
 from engine import methods as m
 from engine import paths
@@ -21,15 +21,17 @@ from engine.store import RunStore, StoreError
 from engine.tasks import registry
 from viewers.fit_viewer import FitViewer
 from viewers.loss_plot import LossPlot
+from viewers.pareto_plot import ParetoPlot
 from widgets.candidate_table import CandidateTable
 from widgets.result_panel import ResultPanel
+from widgets.run_compare import ComparedRun, RunCompare
 from widgets.run_history import RunHistory
 from widgets.run_panel import RunPanel
 from widgets.task_browser import TaskBrowser
 from widgets.task_detail import TaskDetail
 
 from . import settings
-from .controllers import FitReady, Loader, RunController, compute_fit, progress_fraction
+from .controllers import CandidateScorer, FitReady, Loader, RunController, compute_fit, progress_fraction
 
 #: Pareto fronts are applied to the table at most this often (ms); the latest one wins.
 FRONT_REFRESH_MS = 200
@@ -62,6 +64,7 @@ class MainWindow(QMainWindow):
         self.fit = FitViewer()
         self.result = ResultPanel()
         self.history = RunHistory()
+        self.pareto = ParetoPlot()
 
         self.setDockNestingEnabled(True)
         # The task browser and the run column take the full height; the task / fit area and the
@@ -80,7 +83,13 @@ class MainWindow(QMainWindow):
         self._dock("fit", "Fit", self.fit, area.TopDockWidgetArea, tab_with="detail")
         self._dock("run", "Run", self.run_panel, area.RightDockWidgetArea)
         self._dock("result", "Result", self.result, area.RightDockWidgetArea)
-        self._dock("loss", "Loss", self.loss, area.BottomDockWidgetArea)
+        # The loss curve and the Pareto plot share one dock as tabs (a tabified dock in this row
+        # leaves a stale tab bar behind in Qt 6.12).
+        self.progress_tabs = QTabWidget()
+        self.progress_tabs.setDocumentMode(True)
+        self.progress_tabs.addTab(self.loss, "Loss")
+        self.progress_tabs.addTab(self.pareto, "Pareto front")
+        self._dock("loss", "Loss and Pareto front", self.progress_tabs, area.BottomDockWidgetArea)
         self._dock("candidates", "Candidates", self.candidates, area.BottomDockWidgetArea, beside=True)
         self._dock("history", "Run history", self.history, area.TopDockWidgetArea, tab_with="fit")
         self.docks["candidates"].raise_()
@@ -92,6 +101,11 @@ class MainWindow(QMainWindow):
 
         self.controller = RunController(self.db_path, self)
         self.loader = Loader(self)
+        self.scorer = CandidateScorer(self)  # test metrics and SA of the displayed front
+        self.exporter = Loader(self)  # File ▸ Export run… writes off the GUI thread
+        self.compare_dialog: RunCompare | None = None
+        self._front_to_score = None  # (run id, task) of a run that has just finished
+        self._compare_scorers = [CandidateScorer(self), CandidateScorer(self)]
         self._build_menus()
         self.status_label = QLabel("Loading tasks…")
         self.statusBar().addWidget(self.status_label, 1)
@@ -116,6 +130,19 @@ class MainWindow(QMainWindow):
         self.history.run_selected.connect(self.open_run)
         self.history.only_task.toggled.connect(lambda _=None: self.refresh_history())
         self.candidates.candidate_activated.connect(self.show_candidate)
+        # The Pareto plot and the candidate table are linked both ways.
+        self.candidates.front_changed.connect(self._update_pareto)
+        self.candidates.current_changed.connect(self.pareto.highlight)
+        self.pareto.point_clicked.connect(self.candidates.select_row)
+        self.scorer.scored.connect(self._on_candidate_scored)
+        self.controller.idle.connect(self._score_finished_run)
+        self.scorer.done.connect(self._on_scoring_done)
+        self.exporter.ready.connect(lambda _c, path: self.status_label.setText(f"Exported to {path}"))
+        self.exporter.error.connect(lambda _c, msg: QMessageBox.warning(self, "Export failed", msg))
+        self.history.compare_requested.connect(self.compare_runs)
+        for i, scorer in enumerate(self._compare_scorers):
+            scorer.scored.connect(lambda key, _i, score, i=i: self._on_compare_scored(i, key, score))
+            scorer.done.connect(lambda key, i=i: self._on_compare_scored(i, key, None))
 
         self.run_panel.set_methods([m.get_method(name) for name in m.method_names()])
         if restore_layout:
@@ -149,6 +176,17 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        self.import_action = QAction("&Import data…", self)
+        self.import_action.setShortcut(QKeySequence("Ctrl+I"))
+        self.import_action.setStatusTip("Turn your own CSV / TSV table or LLM-SRBench HDF5 file into a task")
+        self.import_action.triggered.connect(self.open_import_dialog)
+        file_menu.addAction(self.import_action)
+        self.export_run_action = QAction("&Export run…", self)
+        self.export_run_action.setShortcut(QKeySequence("Ctrl+E"))
+        self.export_run_action.setToolTip("Save the displayed run as CSV (its Pareto front) or JSON (everything)")
+        self.export_run_action.triggered.connect(lambda: self.export_run())
+        file_menu.addAction(self.export_run_action)
+        file_menu.addSeparator()
         quit_action = QAction("&Quit", self)
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
@@ -172,6 +210,14 @@ class MainWindow(QMainWindow):
         reveal_action.triggered.connect(self.detail.reveal_button.toggle)
         for action in (self.start_action, self.stop_action, next_action, prev_action, reveal_action):
             run_menu.addAction(action)
+        run_menu.addSeparator()
+        self.compare_action = QAction("&Compare runs…", self)
+        self.compare_action.triggered.connect(lambda: self.compare_runs())
+        run_menu.addAction(self.compare_action)
+        self.robustness_action = QAction("Ro&bustness…", self)
+        self.robustness_action.setStatusTip("Recovery rate of a method along ERBench's robustness axes")
+        self.robustness_action.triggered.connect(self.open_robustness)
+        run_menu.addAction(self.robustness_action)
 
         view_menu = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
@@ -209,6 +255,51 @@ class MainWindow(QMainWindow):
             "published benchmarks. The embedded method is genetic programming on Operon "
             "(pyoperon).</p><p>Runs are stored in<br><code>{}</code></p>".format(self.db_path),
         )
+
+    # ------------------------------------------------------------------ robustness
+
+    def open_robustness(self):
+        """Run ▸ Robustness…: one modeless dialog, kept while the window lives."""
+        from widgets.robustness_view import RobustnessView
+
+        view = getattr(self, "robustness_view", None)
+        if view is None:
+            selected = [self.current_task.id] if self.current_task is not None else []
+            view = self.robustness_view = RobustnessView(self.db_path, list(self.tasks.values()), self, selected)
+            view.sweep_finished.connect(lambda _result: self.refresh_history())
+        else:
+            view.set_tasks(list(self.tasks.values()))
+        view.show()
+        view.raise_()
+        return view
+
+    # ------------------------------------------------------------------ your own data
+
+    def open_import_dialog(self):
+        """File ▸ Import data…: the dialog imports off the GUI thread, then we select the task."""
+        from widgets.import_dialog import ImportDialog
+
+        dialog = ImportDialog(self)
+        dialog.imported.connect(self.on_data_imported)
+        self.import_dialog = dialog
+        dialog.open()
+        return dialog
+
+    def on_data_imported(self, task_ids: list) -> None:
+        """Reload the catalog (off the GUI thread), then show and select the first new task."""
+        if not task_ids:
+            return
+
+        def select(channel, _result, first=task_ids[0]):
+            if channel == "catalog":
+                self.loader.ready.disconnect(select)
+                self.docks["browser"].show()
+                self.docks["browser"].raise_()
+                self.browser.select_task(first)
+
+        self.loader.ready.connect(select)
+        self.status_label.setText(f"Imported {', '.join(task_ids[:3])}{' …' if len(task_ids) > 3 else ''}")
+        self.loader.request("catalog", registry.all_tasks)
 
     # ------------------------------------------------------------------ tasks
 
@@ -260,7 +351,10 @@ class MainWindow(QMainWindow):
             return
         self.run_seconds = config.get("seconds")
         self.loss.clear()
+        self.scorer.cancel()
+        self.progress_tabs.setCurrentWidget(self.loss)
         self.candidates.clear()
+        self.candidates.set_task_context(self.current_task.input_names, self.current_task.target.name)
         self.result.clear("Running…")
         self.fit.clear("The fit appears when the run ends.")
         self._pending_front = None
@@ -307,7 +401,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_finished(self, result: RunFinished) -> None:
         self._apply_front()
-        task = self.tasks.get(result.task_id)
+        task = self.task_for(result.task_id)
         target = task.target.name if task else "y"
         if result.status == "failed" and not result.expression:
             self.result.clear(f"The run failed: {result.error}")
@@ -317,7 +411,11 @@ class MainWindow(QMainWindow):
                 target, result.expression, result.complexity, result.metrics,
                 f"run {result.run_id} {how} after {result.seconds:.1f} s",
             )
-        self.candidates.mark_chosen(result.expression)
+        self.candidates.mark_chosen(result.expression, result.complexity, result.train_loss)
+        # Scored once the run's thread has ended (it still draws the fit; SymPy would compete
+        # with it for the interpreter).
+        self._front_to_score = (result.run_id, task)
+        self.progress_tabs.setCurrentWidget(self.pareto)
         self.run_panel.show_progress(1.0, result.status)
         nmse = (result.metrics.get("id") or {}).get("nmse")
         summary = f"Run {result.status}" + (f": test-ID NMSE {nmse:.3g}" if nmse is not None else "")
@@ -344,7 +442,7 @@ class MainWindow(QMainWindow):
         self.refresh_history()
 
     def show_candidate(self, expression: str) -> None:
-        task = self.tasks.get(self._displayed_task_id() or "")
+        task = self.task_for(self._displayed_task_id() or "")
         if task is None:
             return
         self.fit.clear("Computing the candidate's fit…")
@@ -355,6 +453,18 @@ class MainWindow(QMainWindow):
             return compute_fit(task, expression, run_id, title=f"Candidate: {task.target.name} = {expression}")
 
         self.loader.request("fit", work)
+
+    def task_for(self, task_id: str):
+        """The task of a stored run: from the catalog, else resolved on demand (ERBench
+        robustness variants are not listed in the catalog but are valid ids); None if unknown.
+        Resolving builds a light Task object only; no data are generated here."""
+        task = self.tasks.get(task_id)
+        if task is None and task_id:
+            try:
+                task = registry.get_task(task_id)
+            except (registry.UnknownTaskError, ValueError):
+                return None
+        return task
 
     def _displayed_task_id(self) -> str | None:
         if self.displayed_run and self.store is not None:
@@ -386,11 +496,13 @@ class MainWindow(QMainWindow):
         if record is None:
             return
         self.displayed_run = run_id
-        task = self.tasks.get(record.task_id)
+        task = self.task_for(record.task_id)
         progress = self.store.progress(run_id)
         self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
         front = self.store.last_front(run_id)
         self.candidates.set_front(front, front[-1]["iteration"] if front else None, chosen=record.expression)
+        self.candidates.mark_chosen(record.expression, record.complexity, record.train_loss)
+        self._score_front(task)
         target = task.target.name if task else "y"
         started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started_at))
         secs = f" after {record.seconds:.1f} s" if record.seconds else ""
@@ -411,6 +523,112 @@ class MainWindow(QMainWindow):
             self.fit.clear("This run has no model to draw.")
         self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
 
+    # ------------------------------------------------------------------ Pareto front, exports, comparison
+
+    def _update_pareto(self) -> None:
+        self.pareto.set_front(self.candidates.rows(), self.candidates.recommended_row(), self.candidates.chosen_row(),
+                              self.candidates.final_point)
+        self.pareto.highlight(self.candidates.selected_row())
+
+    def _score_front(self, task) -> None:
+        """Test metrics and SA of the displayed front's candidates, on a worker thread."""
+        self.scorer.cancel()
+        self.candidates.set_task_context(task.input_names if task else None, task.target.name if task else None)
+        expressions = self.candidates.expressions()
+        if task is None or not expressions:
+            return
+        self.candidates.set_scoring(True)
+        self.scorer.request(self.displayed_run, task, expressions)
+
+    def _score_finished_run(self) -> None:
+        pending, self._front_to_score = self._front_to_score, None
+        if pending is not None and pending[0] == self.displayed_run and not self._closing:
+            self._score_front(pending[1])
+
+    def _on_candidate_scored(self, run_id, _index: int, score) -> None:
+        if run_id == self.displayed_run:
+            self.candidates.set_score(score)
+
+    def _on_scoring_done(self, run_id) -> None:
+        if run_id == self.displayed_run:
+            self.candidates.set_scoring(False)
+
+    def export_run(self, path: str | None = None, fmt: str | None = None) -> None:
+        """File ▸ Export run…: the displayed run as CSV (final front) or JSON (everything)."""
+        run_id = self.displayed_run
+        if run_id is None or self.store is None:
+            QMessageBox.information(self, "Export run", "Run a method or open a run from the history first.")
+            return
+        if self.controller.is_running() and run_id == self.controller.run_id:
+            QMessageBox.information(self, "Export run", "The run is still going; export it when it has ended.")
+            return
+        if path is None:
+            filters = {"CSV: the final Pareto front (*.csv)": "csv", "JSON: everything about the run (*.json)": "json"}
+            path, chosen = QFileDialog.getSaveFileName(
+                self, "Export run", str(Path.home() / f"run-{run_id}.csv"), ";;".join(filters))
+            if not path:
+                return
+            fmt = filters.get(chosen)
+            if fmt and Path(path).suffix.lower() != f".{fmt}":
+                path += f".{fmt}"
+        from engine.export import export_run
+
+        scores, db_path = self.candidates.score_dicts(), self.db_path
+
+        def work(path=path, fmt=fmt):
+            with RunStore(db_path) as store:
+                return export_run(store, run_id, path, fmt, scores)
+
+        self.exporter.request("export", work)
+
+    def _fetch_compared(self, run_id: str) -> ComparedRun | None:
+        record = self.store.get_run(run_id) if self.store is not None else None
+        if record is None:
+            return None
+        task = self.task_for(record.task_id)
+        return ComparedRun(record, self.store.progress(run_id), self.store.last_front(run_id),
+                           task.input_names if task else None, task.target.name if task else None)
+
+    def compare_runs(self, first: str | None = None, second: str | None = None) -> RunCompare | None:
+        """Two stored runs side by side: the two selected in the history, else the newest two."""
+        if self.store is None:
+            return None
+        records = self.store.list_runs()
+        if len(records) < 2:
+            QMessageBox.information(self, "Compare runs", "Comparing needs at least two stored runs.")
+            return None
+        if first is None or second is None:
+            selected = self.history.selected_run_ids()
+            first, second = selected if len(selected) == 2 else (records[0].id, records[1].id)
+        if self.compare_dialog is not None:
+            self.compare_dialog.close()
+            self.compare_dialog.deleteLater()
+        dialog = RunCompare(self._fetch_compared, records, first, second, self)
+        dialog.pair_shown.connect(self._score_compared)
+        self.compare_dialog = dialog
+        self._score_compared()
+        dialog.show()
+        return dialog
+
+    def _score_compared(self) -> None:
+        dialog = self.compare_dialog
+        if dialog is None:
+            return
+        for side, scorer in zip(dialog.sides, self._compare_scorers):
+            scorer.cancel()
+            task = self.task_for(side.run.record.task_id) if side.run else None
+            if task is not None and side.table.expressions():
+                side.table.set_scoring(True)
+                scorer.request(side.run.record.id, task, side.table.expressions())
+
+    def _on_compare_scored(self, side: int, run_id, score) -> None:
+        dialog = self.compare_dialog
+        if dialog is not None and dialog.sides[side].run and dialog.sides[side].run.record.id == run_id:
+            if score is None:  # that side's scoring has ended
+                dialog.sides[side].table.set_scoring(False)
+            else:
+                dialog.sides[side].table.set_score(score)
+
     # ------------------------------------------------------------------ closing
 
     def closeEvent(self, event) -> None:
@@ -422,7 +640,13 @@ class MainWindow(QMainWindow):
             s.setValue("session/last_task", self.current_task.id)
         s.sync()
         self.controller.shutdown()
+        if getattr(self, "robustness_view", None) is not None:
+            self.robustness_view.shutdown()
         self.loader.wait_all()
+        self.exporter.wait_all()
+        for scorer in (self.scorer, *self._compare_scorers):
+            scorer.cancel()
+            scorer.wait_all()
         if self.store is not None:
             self.store.close()
             self.store = None

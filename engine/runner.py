@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from . import methods as m
 from .expr import ExpressionError
-from .scoring import evaluate, symbolic_accuracy
+from .scoring import evaluate, structure_scores, symbolic_accuracy
 from .store import RunStore, StoreError
 from .tasks.model import Task
 
@@ -54,7 +54,7 @@ class RunFinished:
             "complexity": self.complexity,
             "seconds": round(self.seconds, 3),
             "stop_reason": self.stop_reason,
-            "metrics": {k: v for k, v in self.metrics.items() if k in ("id", "ood", "train", "symbolic")},
+            "metrics": {k: v for k, v in self.metrics.items() if k in ("id", "ood", "train", "symbolic", "structure")},
             "error": self.error,
         }
 
@@ -138,6 +138,9 @@ def execute(
             symbolic = symbolic_accuracy(task, final.expression, data)
             if symbolic is not None:
                 result.metrics["symbolic"] = symbolic
+            structure = structure_scores(task, final.expression, data)
+            if structure is not None:
+                result.metrics["structure"] = structure
         except (ExpressionError, ValueError) as exc:
             result.status = "failed"
             result.error = f"the final model could not be scored: {exc}"

@@ -88,3 +88,32 @@ def symbolic_accuracy(task: Task, expression: str, data: TaskData | None = None,
     out = result.to_json()
     out["judge"] = "offline"
     return out
+
+
+def structure_scores(task: Task, expression: str, data: TaskData | None = None) -> dict[str, Any] | None:
+    """ERBench's recovery and relaxed structural metrics of ``expression`` against the task's
+    ground truth (:mod:`engine.metrics.recovery`): ``recovered`` (equal up to an additive
+    constant or a non-zero scale on 1000 points of the training box, §4.1 Eq. (2)),
+    ``jaccard`` (unique subexpressions, Eq. (3)) and ``ted`` (normalised Zhang–Shasha tree
+    edit distance, Eq. (4)). None when the task has no ground truth; a metric that cannot be
+    computed (an expression SymPy cannot handle) is None, never an error.
+    """
+    from .metrics import recovery
+
+    truth = (task.ground_truth.expression or "").strip()
+    if not truth:
+        return None
+    names = task.input_names
+    out: dict[str, Any] = {}
+    computations = (
+        ("recovered", lambda: recovery.recovered(truth, expression, names, domain=task_domain(task, data))),
+        ("jaccard", lambda: recovery.jaccard_index(truth, expression, names)),
+        ("ted", lambda: recovery.tree_edit_distance(truth, expression, variables=names)),
+    )
+    for key, compute in computations:
+        try:
+            out[key] = compute()
+        except (ex.ExpressionError, ValueError, TypeError, ArithmeticError, RecursionError):
+            out[key] = None
+    return out
+

@@ -8,8 +8,10 @@ import math
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -51,6 +53,16 @@ class ResultPanel(QWidget):
         self.symbolic.setObjectName("resultSymbolic")
         self.symbolic.setWordWrap(True)
         self.symbolic.setTextFormat(Qt.TextFormat.RichText)
+        self.structure = QLabel("")
+        self.structure.setObjectName("resultStructure")
+        self.structure.setStyleSheet("color: #444;")
+        self.structure.setWordWrap(True)
+        self.structure.setToolTip(
+            "ERBench's measures against the ground truth: recovered = equal up to an added constant "
+            "or a non-zero scale (checked on 1000 points); Jaccard = share of subexpressions in "
+            "common (1 is the same set); TED = tree edit distance normalised to [0, 1] (0 is the "
+            "same tree)."
+        )
         self.table = QTableWidget(len(_ROWS), len(_COLS))
         self.table.setHorizontalHeaderLabels([c[1] for c in _COLS])
         self.table.setVerticalHeaderLabels([r[1] for r in _ROWS])
@@ -58,14 +70,29 @@ class ResultPanel(QWidget):
             self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
-        self.table.setMaximumHeight(120)
-        layout = QVBoxLayout(self)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # Tall enough for every split: a clipped metrics table hides the OOD row users look for.
+        rows = sum(self.table.verticalHeader().sectionSize(r) for r in range(len(_ROWS)))
+        self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + rows + 4)
+        inner = QWidget()
+        layout = QVBoxLayout(inner)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.equation)
+        layout.addWidget(self.table)
         layout.addWidget(self.details)
         layout.addWidget(self.symbolic)
-        layout.addWidget(self.table)
+        layout.addWidget(self.structure)
         layout.addStretch(1)
+        # A short dock scrolls instead of squeezing the table.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(inner)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
         self.metrics: dict = {}
 
     def clear(self, message: str = "No result yet.") -> None:
@@ -73,6 +100,7 @@ class ResultPanel(QWidget):
         self.details.setText("")
         self.symbolic.setText("")
         self.symbolic.setToolTip("")
+        self.structure.setText("")
         self.metrics = {}
         for r in range(len(_ROWS)):
             for c in range(len(_COLS)):
@@ -82,7 +110,7 @@ class ResultPanel(QWidget):
         self.metrics = metrics or {}
         if expression:
             self.equation.setText(
-                f"<span style='font-size:13pt'><b>{html.escape(target)}</b> = "
+                f"<span style='font-size:11pt'><b>{html.escape(target)}</b> = "
                 f"<code>{html.escape(expression)}</code></span>"
             )
         else:
@@ -90,6 +118,7 @@ class ResultPanel(QWidget):
         extra = f"complexity {complexity}" if complexity is not None else ""
         self.details.setText(" · ".join(p for p in (extra, details) if p))
         self._show_symbolic(self.metrics.get("symbolic"))
+        self._show_structure(self.metrics.get("structure"))
         for r, (key, _) in enumerate(_ROWS):
             row = self.metrics.get(key) or {}
             for c, (mkey, _, _) in enumerate(_COLS):
@@ -118,6 +147,19 @@ class ResultPanel(QWidget):
             "Symbolic accuracy (SA): is the model the same law as the ground truth once every "
             "constant may take any value?\n" + str(symbolic.get("reason", ""))
         )
+
+    def _show_structure(self, structure: dict | None) -> None:
+        if not structure:
+            self.structure.setText("")
+            return
+        parts = []
+        rec = structure.get("recovered")
+        if rec is not None:
+            parts.append("recovered (up to shift or scale)" if rec else "not recovered")
+        for key, label in (("jaccard", "Jaccard"), ("ted", "TED")):
+            if structure.get(key) is not None:
+                parts.append(f"{label} {structure[key]:.2f}")
+        self.structure.setText("ERBench: " + " · ".join(parts) if parts else "")
 
     @property
     def symbolic_verdict(self):

@@ -130,11 +130,19 @@ class TaskDetail(QWidget):
                 self.variables.setItem(r, c, item)
         for part in (self.variables, self.truth_box, self.preview):
             part.setVisible(True)
-        self.reveal_button.setEnabled(True)
         self.reveal_button.setChecked(False)
         self._on_reveal(False)
+        # Imported data have no known law: no Reveal button, just say so.
+        known = bool(task.ground_truth.expression)
+        self.reveal_button.setEnabled(known)
+        self.reveal_button.setVisible(known)
+        if not known:
+            self.truth.setText("Unknown: this is your own data, so there is no ground truth to reveal.")
+            self.truth.setVisible(True)
 
     def _on_reveal(self, shown: bool) -> None:
+        if self.task is not None and not self.task.ground_truth.expression:
+            return  # nothing to reveal (the Ctrl+G action toggles the hidden button)
         self.reveal_button.setText("Hide ground truth" if shown else "Reveal ground truth")
         self.truth.setVisible(shown)
         if shown and self.task is not None:

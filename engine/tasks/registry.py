@@ -15,7 +15,10 @@ from .model import Task
 #: suite id prefix -> module that provides ``load_tasks() -> list[Task]``.
 SUITE_MODULES: dict[str, str] = {
     "llmsrbench/lsr-synth": "engine.tasks.lsr_synth",
+    "llmsrbench/lsr-transform": "engine.tasks.lsr_transform",
     "feynman": "engine.tasks.feynman",
+    "erbench/syneq": "engine.tasks.erbench",
+    "user": "engine.tasks.user_data",  # your own data: imported tables, stored per user
 }
 
 #: Display names of benchmarks (the first part of a task id).
@@ -26,12 +29,22 @@ BENCHMARK_LABELS = {
     "symbolbench": "SymbolBench",
     "newtonbench": "NewtonBench",
     "feynman": "Feynman",
+    "user": "Your data",
 }
 
 SUITE_LABELS = {
     "llmsrbench/lsr-synth": "LSR-Synth",
     "llmsrbench/lsr-transform": "LSR-Transform",
     "feynman": "Feynman equations",
+    "erbench/syneq": "SynEq (synthetic)",
+    "user": "Imported tables",
+    "user/llmsrbench": "LLM-SRBench (HDF5 file)",
+}
+
+#: id prefix -> "module:function" making tasks on demand from their id; they are not listed in
+#: the catalog. ``function(task_id) -> Task`` raises KeyError for an id it cannot make.
+RESOLVERS: dict[str, str] = {
+    "erbench/variants/": "engine.tasks.variants:resolve",
 }
 
 _lock = threading.Lock()
@@ -65,6 +78,13 @@ def _load() -> dict[str, Task]:
         return _tasks
 
 
+def invalidate() -> None:
+    """Forget the loaded catalog; the next lookup reads every suite again (after an import)."""
+    global _tasks
+    with _lock:
+        _tasks = None
+
+
 def all_tasks(prefix: str | None = None) -> list[Task]:
     """Every task, in catalog order, optionally only those whose id starts with ``prefix``.
 
@@ -82,7 +102,15 @@ def get_task(task_id: str) -> Task:
     try:
         return tasks[task_id]
     except KeyError:
-        raise UnknownTaskError(task_id, closest_task_ids(task_id)) from None
+        pass
+    for prefix, target in RESOLVERS.items():  # tasks made on demand from their id
+        if task_id.startswith(prefix):
+            module_name, func_name = target.split(":")
+            try:
+                return getattr(importlib.import_module(module_name), func_name)(task_id)
+            except KeyError:
+                break
+    raise UnknownTaskError(task_id, closest_task_ids(task_id))
 
 
 def closest_task_ids(task_id: str, n: int = 3) -> list[str]:

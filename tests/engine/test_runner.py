@@ -125,7 +125,7 @@ def test_events_are_yielded_and_stored_in_order(fakes, store):
 def test_final_model_is_scored_on_every_split(fakes, store):
     finished = run_all(make_task(), "fake", {}, store)[-1]
     assert finished.status == "finished" and finished.error is None
-    assert set(finished.metrics) == {"train", "id", "ood", "symbolic"}
+    assert set(finished.metrics) == {"train", "id", "ood", "symbolic", "structure"}
     for key in ("train", "id", "ood"):
         assert finished.metrics[key]["nmse"] == pytest.approx(0.0, abs=1e-20)
         assert finished.metrics[key]["acc_0.1"] == 1.0
@@ -146,7 +146,8 @@ def test_json_result_has_the_cli_shape(fakes, store):
     out = finished.to_json()
     assert out["run_id"] == finished.run_id and out["task"] == "tests/inline/line" and out["method"] == "fake"
     assert out["expression"] == "2*x + 1" and out["status"] == "finished"
-    assert set(out["metrics"]) == {"train", "id", "ood", "symbolic"}
+    assert set(out["metrics"]) == {"train", "id", "ood", "symbolic", "structure"}
+    assert out["metrics"]["structure"] == {"recovered": True, "jaccard": 1.0, "ted": 0.0}
     assert {"nmse", "acc_0.1", "r2"} <= set(out["metrics"]["id"])
     assert out["metrics"]["symbolic"]["equivalent"] is True
 
@@ -176,6 +177,16 @@ def test_a_task_without_ground_truth_has_no_symbolic_accuracy(fakes, store):
     finished = run_all(task, "fake", {}, store)[-1]
     assert finished.status == "finished"
     assert "symbolic" not in finished.metrics and "symbolic" not in finished.to_json()["metrics"]
+    assert "structure" not in finished.metrics
+
+
+def test_erbench_structure_metrics_are_scored_with_every_run(fakes, store):
+    # 2*x + 5 is the truth up to an additive constant: recovered, same subexpressions.
+    near = run_all(make_task(), "fake", {"answer": "2*x + 5"}, store)[-1].metrics["structure"]
+    assert near["recovered"] is True and near["jaccard"] == 1.0 and near["ted"] == 0.0
+    # x**2 is another law: not recovered, fewer shared subexpressions, a positive edit distance.
+    far = run_all(make_task(), "fake", {"answer": "x**2"}, store)[-1].metrics["structure"]
+    assert far["recovered"] is False and far["jaccard"] < 1.0 and far["ted"] > 0.0
 
 
 def test_a_method_that_raises_ends_as_failed_with_the_message(fakes, store):

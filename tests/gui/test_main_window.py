@@ -96,6 +96,8 @@ def test_a_run_that_finds_the_law_shows_symbolic_accuracy(qtbot, isolated_home):
     assert win.result.symbolic_verdict is True
     assert "ground-truth law" in win.result.symbolic.text()
     assert "Symbolic accuracy" in win.result.symbolic.toolTip()
+    assert "recovered (up to shift or scale)" in win.result.structure.text()
+    assert "Jaccard 1.00" in win.result.structure.text()
     win.close()
 
 
