@@ -21,7 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-_COLUMNS = ("Started", "Task", "Method", "Status", "NMSE ID", "NMSE OOD", "Model")
+_COLUMNS = ("Started", "Task", "Method", "Status", "NMSE ID", "NMSE OOD", "SA", "Model")
+
+#: Symbolic accuracy in a cell, and its sort key (found first, then undecided, not found, unchecked).
+_SA_CELLS = {True: ("✓", 0), None: ("?", 1), False: ("✗", 2)}
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -103,11 +106,12 @@ class RunHistory(QWidget):
                 _SortItem(rec.status, rec.status),
                 _SortItem(_fmt(nmse_id), math.inf if nmse_id is None else nmse_id),
                 _SortItem(_fmt(nmse_ood), math.inf if nmse_ood is None else nmse_ood),
+                self._sa_item(rec.metrics.get("symbolic")),
                 _SortItem(rec.expression or (rec.error or ""), rec.expression or ""),
             ]
             cells[1].setToolTip(rec.task_id)
             cells[3].setToolTip(rec.error or rec.stop_reason or rec.status)
-            cells[6].setToolTip(rec.expression or rec.error or "")
+            cells[7].setToolTip(rec.expression or rec.error or "")
             for c, item in enumerate(cells):
                 item.setData(RUN_ID_ROLE, rec.id)
                 self.table.setItem(r, c, item)
@@ -119,6 +123,19 @@ class RunHistory(QWidget):
             self.select_runs(selected)
             self.table.blockSignals(False)
         self.compare_button.setEnabled(len(self.selected_run_ids()) == 2)
+
+    @staticmethod
+    def _sa_item(symbolic: dict | None) -> QTableWidgetItem:
+        """✓ / ✗ / ? for a run's symbolic accuracy, — when it was not checked (no ground truth)."""
+        if not symbolic:
+            item = _SortItem("—", 3)
+            item.setToolTip("Symbolic accuracy not checked (no ground truth).")
+        else:
+            text, key = _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])
+            item = _SortItem(text, key)
+            item.setToolTip(f"Symbolic accuracy: {symbolic.get('reason', '')}")
+        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
+        return item
 
     def selected_run_id(self) -> str | None:
         ids = self.selected_run_ids()

@@ -98,6 +98,10 @@ def test_a_run_that_finds_the_law_shows_symbolic_accuracy(qtbot, isolated_home):
     assert "Symbolic accuracy" in win.result.symbolic.toolTip()
     assert "recovered (up to shift or scale)" in win.result.structure.text()
     assert "Jaccard 1.00" in win.result.structure.text()
+    # The run history carries SA next to the NMSE columns.
+    headers = [win.history.table.horizontalHeaderItem(c).text() for c in range(win.history.table.columnCount())]
+    qtbot.waitUntil(lambda: win.history.table.rowCount() == 1, timeout=5000)
+    assert win.history.table.item(0, headers.index("SA")).text() == "✓"
     win.close()
 
 
