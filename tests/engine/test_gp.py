@@ -395,3 +395,42 @@ def test_an_operon_that_ignores_stop_is_abandoned_with_an_error(monkeypatch):
     while operon_threads() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not operon_threads()
+
+
+# ------------------------------------------------------------------------------ constant pruning
+
+
+def _prune_case(text: str, names: list[str], X: np.ndarray, y: np.ndarray):
+    from engine.methods import gp as gpmod
+
+    scorer = gpmod._Scorer(names, X, y)
+    parsed, loss = scorer.loss_of_text(text)
+    model = gpmod._Model(text, parsed, gpmod.complexity(parsed), loss, loss)
+    return gpmod._prune_constants(model, scorer, 5.0)
+
+
+def test_pruning_drops_an_offset_that_only_soaks_up_error():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(1, 3, 500)
+    y = 0.4 * np.exp(-0.5 * x**2)
+    pruned, note = _prune_case("-2.8e-5 + 0.3988*exp(-0.4997*x**2)", ["x"], x[:, None], y)
+    assert "dropped the offset" in note
+    assert pruned.loss < 1e-12  # the refit without the offset is the law itself
+    assert pruned.complexity < 10 and "2.8e-5" not in pruned.text
+
+
+def test_pruning_removes_a_coefficient_the_noisy_data_do_not_need():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1, 5, (800, 2))
+    truth = X[:, 0] * X[:, 1]
+    y = truth + 0.05 * np.sqrt(np.mean(truth**2)) * rng.normal(size=800)
+    pruned, note = _prune_case("0.995017*mu*Nn + 0.0621048", ["mu", "Nn"], X, y)
+    assert pruned.text in ("Nn*mu", "mu*Nn"), (pruned.text, note)
+
+
+def test_pruning_keeps_constants_the_data_need():
+    rng = np.random.default_rng(2)
+    x = rng.uniform(0, 2, 400)
+    y = 3.0 * x + 2.0
+    pruned, note = _prune_case("3*x + 2", ["x"], x[:, None], y)
+    assert note == "no constant could be removed" and pruned.text == "3*x + 2"
