@@ -49,11 +49,13 @@ def test_acc_tau_uses_relative_error_so_scale_does_not_matter():
     assert acc_tau(y, y * 1.11) == 0.0
 
 
-def test_acc_tau_at_zero_targets_demands_an_exact_prediction():
-    # |ŷ − 0| ≤ τ·|0| only holds for ŷ = 0: the limit of the relative error.
+def test_acc_tau_leaves_out_zero_targets_where_the_relative_error_is_undefined():
     assert acc_tau([0.0, 1.0], [0.0, 1.05]) == 1.0
-    assert acc_tau([0.0, 1.0], [1e-12, 1.0]) == 0.0
-    assert acc_tau([0.0, 0.0], [0.0, 0.0]) == 1.0
+    assert acc_tau([0.0, 1.0], [1e-9, 1.05]) == 1.0  # the zero target is not scored
+    assert acc_tau([0.0, 1.0], [5.0, 1.2]) == 0.0  # the other points still are
+    assert acc_tau([0.0, 0.0], [0.0, 0.0]) == 1.0  # all zero: scored on exactness
+    assert acc_tau([0.0, 0.0], [0.0, 1e-12]) == 0.0
+    assert acc_tau([0.0, 1.0], [float("nan"), 1.0]) == 0.0  # a NaN anywhere fails
 
 
 def test_nmse_and_r2_with_zero_targets_are_ordinary():
