@@ -15,9 +15,13 @@ from typing import Any, Iterator
 
 from . import methods as m
 from .expr import ExpressionError
-from .scoring import evaluate, structure_scores, symbolic_accuracy
+from .scoring import SA_SECONDS, evaluate, structure_scores, symbolic_accuracy
 from .store import RunStore, StoreError
 from .tasks.model import Task
+
+
+#: Budget of the symbolic-accuracy check of a run that was stopped (seconds).
+SA_SECONDS_CANCELLED = 1.0
 
 
 @dataclass
@@ -135,7 +139,10 @@ def execute(
             result.complexity = evaluation.complexity
             # Symbolic accuracy: the final model against the ground truth, up to constants.
             # The check has its own time limit and never raises for bad input.
-            symbolic = symbolic_accuracy(task, final.expression, data)
+            # After a Stop the user waits for the window to settle, so the check gets a
+            # second; an undecided answer is better than a Stop that seems to hang.
+            sa_seconds = SA_SECONDS_CANCELLED if context.cancelled else SA_SECONDS
+            symbolic = symbolic_accuracy(task, final.expression, data, seconds=sa_seconds)
             if symbolic is not None:
                 result.metrics["symbolic"] = symbolic
             structure = structure_scores(task, final.expression, data)

@@ -44,9 +44,7 @@ raised for bad input: an unparsable expression gives ``None`` with the parser's 
 
 from __future__ import annotations
 
-import ctypes
 import math
-import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -56,6 +54,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import sympy as sp
 
+from ..deadline import Deadline, call_with_deadline
 from .parse import ExpressionError, parse, symbols_for
 
 #: Domain used for a variable without one given: positive, away from 0, so that ``sqrt`` and
@@ -86,45 +85,12 @@ class Equivalence:
         return {"equivalent": self.equivalent, "reason": self.reason, "method": self.method, **dict(self.details)}
 
 
-class _Deadline(BaseException):
-    """Raised when the check runs out of time (BaseException so SymPy cannot swallow it)."""
+_Deadline = Deadline  # raised inside work that runs out of time (engine.deadline)
 
 
 def _call_with_deadline(func: Callable[[], Any], seconds: float) -> tuple[bool, Any]:
-    """Run ``func`` on a helper thread for at most ``seconds``; ``(finished, value)``.
-
-    SymPy is pure Python, so a call that runs out of time is interrupted by raising
-    :class:`_Deadline` in its thread (the technique of ``engine.methods.gp``).
-    """
-    result: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def target() -> None:
-        try:
-            try:
-                value = func()
-                with lock:
-                    result["value"] = value
-            except Exception as exc:  # noqa: BLE001 - reported as "not finished"
-                with lock:
-                    result["error"] = exc
-        except _Deadline:
-            pass
-
-    thread = threading.Thread(target=target, name="equiv-sympy", daemon=True)
-    thread.start()
-    thread.join(max(0.0, seconds))
-    with lock:
-        timed_out = not result
-        if timed_out:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Deadline))
-    if timed_out:
-        thread.join(1.0)
-        return False, None
-    thread.join()
-    if "value" in result:
-        return True, result["value"]
-    return False, result.get("error")
+    """``engine.deadline.call_with_deadline`` on a thread named for this module."""
+    return call_with_deadline(func, seconds, name="equiv-sympy")
 
 
 # ------------------------------------------------------------------------------ input

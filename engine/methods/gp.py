@@ -59,17 +59,18 @@ Values beyond float32's range, a constant target and too few rows are errors too
 
 from __future__ import annotations
 
-import ctypes
 import math
 import queue
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import sympy as sp
 
+from ..deadline import Deadline, call_with_deadline
 from ..expr import ExpressionError, compile_numpy, complexity, parse, round_floats, symbols_for, to_text
 from ..metrics import nmse
 from ..tasks.model import Task
@@ -533,48 +534,12 @@ def _choose(front: Sequence[_Model], margin: float) -> _Model:
 # --------------------------------------------------------------------------- simplification
 
 
-class _Deadline(BaseException):
-    """Raised asynchronously inside a simplification that ran out of time. It derives from
-    BaseException so that SymPy's ``except Exception`` blocks cannot swallow it."""
+_Deadline = Deadline  # raised inside work that runs out of time (engine.deadline)
 
 
 def _call_with_deadline(func: Callable[[], Any], seconds: float) -> tuple[bool, Any]:
-    """Run ``func`` on a helper thread for at most ``seconds``; returns ``(finished, value)``.
-
-    SymPy is pure Python, so a timed-out call is interrupted by raising :class:`_Deadline` in
-    its thread (``PyThreadState_SetAsyncExc``), which Python delivers at the next bytecode.
-    """
-    result: dict[str, Any] = {}
-    lock = threading.Lock()
-
-    def target() -> None:
-        try:  # the outer handler also catches a deadline landing in the inner one
-            try:
-                value = func()
-                with lock:
-                    result["value"] = value
-            except Exception as exc:  # noqa: BLE001 - reported to the caller as "not finished"
-                with lock:
-                    result["error"] = exc
-        except _Deadline:
-            pass
-
-    thread = threading.Thread(target=target, name="gp-simplify", daemon=True)
-    thread.start()
-    thread.join(max(0.0, seconds))
-    with lock:
-        # Inject only while the helper has not stored a result, so the exception lands in
-        # ``func`` (or the store right after it), where ``target`` catches it.
-        timed_out = not result
-        if timed_out:
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(_Deadline))
-    if timed_out:
-        thread.join(1.0)
-        return False, None
-    thread.join()
-    if "value" in result:
-        return True, result["value"]
-    return False, result.get("error")
+    """``engine.deadline.call_with_deadline`` on a thread named for this module."""
+    return call_with_deadline(func, seconds, name="gp-simplify")
 
 
 def _simplify(model: _Model, scorer: _Scorer, seconds: float) -> tuple[_Model, str]:
@@ -676,7 +641,11 @@ def _refit(expr: sp.Expr, scorer: _Scorer, deadline: float) -> tuple[sp.Expr, fl
         return np.where(np.isfinite(r), r, 1e6)
 
     try:
-        sol = least_squares(residuals, [float(f) for f in floats], method="trf", max_nfev=200)
+        # SciPy's solver warns about overflow while it probes wild steps; those steps are
+        # rejected by the solver itself, and a refit that fails is simply not used.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            sol = least_squares(residuals, [float(f) for f in floats], method="trf", max_nfev=200)
     except (_Deadline, ValueError, TypeError, np.linalg.LinAlgError, OverflowError, ZeroDivisionError):
         return None
     fitted = template.xreplace({p: sp.Float(float(v)) for p, v in zip(params, sol.x)})

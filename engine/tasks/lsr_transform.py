@@ -35,7 +35,7 @@ import numpy as np
 
 from .. import paths
 from . import feynman as fy
-from .model import GroundTruth, Split, Task, TaskData, Variable
+from .model import GroundTruth, Split, Task, TaskData
 
 SUITE = "llmsrbench/lsr-transform"
 SUITE_LABEL = "LSR-Transform"
@@ -126,8 +126,7 @@ def split_note(entry: dict) -> str:
     )
 
 
-def _variable(spec: dict, role: str) -> Variable:
-    return Variable(spec["name"], role, spec["description"], spec["unit"], spec.get("latex", ""))
+_variable = fy._variable  # the same catalog format for variables as the Feynman suite
 
 
 def _task_from_entry(entry: dict) -> Task:
