@@ -16,12 +16,14 @@ Definitions (following PySR's ``model_selection="best"``, Cranmer 2023, §"Model
       score_i = −(ln loss_i − ln loss_{i−1}) / (complexity_i − complexity_{i−1}),
 
   the fall in log-loss bought by each extra unit of complexity. The first (simplest) member
-  scores 0. A member with loss 0 after a positive loss scores +inf (the log-loss falls without
-  bound); no member can follow a zero loss, since nothing is strictly lower.
+  scores 0.
+* **Round-off floor**: a training NMSE at or below 1e-12 is numerical noise (float64 round-off
+  on an exact law), so every loss is read as ``max(loss, 1e-12)`` for scores and for the 1.5×
+  rule; otherwise ``x*y`` with NMSE 5e-13 would lose to a 16-node rewrite with 5e-17. GP's own
+  choice of its final model uses the same floor.
 * The **recommended** candidate: among front members whose loss is at most 1.5 × the lowest
-  loss on the front, the one with the highest score; ties go to the simpler one. When the
-  lowest loss is 0, only the zero-loss member qualifies. With no valid candidate there is no
-  recommendation (``None``).
+  loss on the front (both floored), the one with the highest score; ties go to the simpler one.
+  With no valid candidate there is no recommendation (``None``).
 
 Worked example (tests/engine/test_pareto.py): complexities 1, 3, 5, 8 with losses 1.0, 0.1,
 0.05, 0.04 score 0, ln 10 / 2 ≈ 1.151, ln 2 / 2 ≈ 0.347 and ln 1.25 / 3 ≈ 0.074. The lowest loss
@@ -36,6 +38,8 @@ from typing import Any, Sequence
 
 #: PySR's tolerance: a candidate within this factor of the lowest loss may be recommended.
 LOSS_TOLERANCE = 1.5
+#: Losses at or below this are round-off and count as equal (as in engine.methods.gp).
+LOSS_FLOOR = 1e-12
 
 
 def _get(candidate: Any, key: str):
@@ -75,16 +79,13 @@ def scores(candidates: Sequence[Any]) -> dict[int, float]:
     out: dict[int, float] = {}
     prev = None
     for i in members:
-        loss = _loss(candidates[i])
+        loss = max(_loss(candidates[i]), LOSS_FLOOR)
         comp = float(_get(candidates[i], "complexity"))
         if prev is None:
             out[i] = 0.0
         else:
             prev_loss, prev_comp = prev
-            if loss == 0.0:
-                out[i] = math.inf
-            else:
-                out[i] = -(math.log(loss) - math.log(prev_loss)) / (comp - prev_comp)
+            out[i] = -(math.log(loss) - math.log(prev_loss)) / (comp - prev_comp)
         prev = (loss, comp)
     return out
 
@@ -94,7 +95,7 @@ def recommended_index(candidates: Sequence[Any]) -> int | None:
     score = scores(candidates)
     if not score:
         return None
-    lowest = min(_loss(candidates[i]) for i in score)
+    lowest = max(min(_loss(candidates[i]) for i in score), LOSS_FLOOR)
     eligible = [i for i in score if _loss(candidates[i]) <= LOSS_TOLERANCE * lowest]
     # Highest score; among equal scores the simpler (front order is by complexity).
     order = front_indices(candidates)

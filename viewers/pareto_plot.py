@@ -73,7 +73,9 @@ class ParetoPlot(QWidget):
         self.plot.setMenuEnabled(False)
         # Top right stays clear: the front falls from the simple, inaccurate models at the top left
         # to the complex, accurate ones at the bottom right.
-        self.legend = self.plot.addLegend(offset=(-6, 6), labelTextSize="8pt", verSpacing=-6)
+        # Bottom left: a front falls from the top left to the bottom right, so that corner is
+        # where no point usually is.
+        self.legend = self.plot.addLegend(offset=(6, -6), labelTextSize="8pt", verSpacing=-6)
         self.plot.vb.setDefaultPadding(0.08)
         self.steps = pg.PlotDataItem(pen=pg.mkPen(FRONT_COLOR, width=1.5))
         self.points = pg.ScatterPlotItem(size=9, pen=pg.mkPen("w", width=0.8), name="Pareto front",

@@ -36,7 +36,7 @@ def _fmt(key: str, value) -> str:
         return "yes" if value >= 1 else "no"
     if isinstance(value, float) and math.isinf(value):
         return "∞" if value > 0 else "−∞"
-    return f"{value:.4g}"
+    return f"{value:.3g}"
 
 
 class ResultPanel(QWidget):
@@ -69,7 +69,9 @@ class ResultPanel(QWidget):
         for c, (_, _, tip) in enumerate(_COLS):
             self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)  # NMSE, the widest value
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)

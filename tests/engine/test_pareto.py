@@ -51,10 +51,14 @@ def test_a_large_late_improvement_wins():
     assert pareto.recommended(rows)["expression"] == "c"
 
 
-def test_zero_loss_scores_infinite_and_is_recommended():
+def test_losses_at_round_off_count_as_equal_so_the_simpler_exact_law_is_recommended():
+    # x*y fits to round-off (5e-13); a 16-node rewrite reaches 5e-17: no real gain.
+    rows = [_c("a", 1, 1.0), _c("x*y", 4, 5.3e-13), _c("b", 9, 5.1e-13), _c("c", 16, 5.3e-17)]
+    assert pareto.scores(rows)[3] == 0.0
+    assert pareto.recommended(rows)["expression"] == "x*y"
+    # An exact zero is floored too.
     rows = [_c("a", 1, 1.0), _c("b", 3, 0.0), _c("c", 5, 0.0)]
-    assert pareto.scores(rows)[1] == math.inf
-    assert 2 not in pareto.scores(rows)  # not strictly better than a zero loss
+    assert math.isfinite(pareto.scores(rows)[1])
     assert pareto.recommended(rows)["expression"] == "b"
 
 
