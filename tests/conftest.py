@@ -6,7 +6,9 @@ caller set one; tests that need isolation from each other use ``tmp_path`` thems
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,7 +16,9 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 if "KEPLERLAB_HOME" not in os.environ:
-    os.environ["KEPLERLAB_HOME"] = tempfile.mkdtemp(prefix="keplerlab-tests-")
+    _HOME = tempfile.mkdtemp(prefix="keplerlab-tests-")
+    os.environ["KEPLERLAB_HOME"] = _HOME
+    atexit.register(shutil.rmtree, _HOME, ignore_errors=True)  # leave no test data behind
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
