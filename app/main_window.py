@@ -642,6 +642,8 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         if getattr(self, "robustness_view", None) is not None:
             self.robustness_view.shutdown()
+        if getattr(self, "import_dialog", None) is not None:
+            self.import_dialog.loader.wait_all()  # an import finishes: all or nothing is stored
         self.loader.wait_all()
         self.exporter.wait_all()
         for scorer in (self.scorer, *self._compare_scorers):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import traceback
 from typing import Callable, Iterable
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 _live_jobs: set["GeneratorJob"] = set()
 
@@ -62,7 +62,9 @@ class GeneratorJob(QObject):
         self.thread.started.connect(self.worker.run)
         self.worker.item.connect(self.item)
         self.worker.failed.connect(self.failed)
-        self.worker.done.connect(self.thread.quit)
+        # Directly from the worker's thread (QThread.quit is thread-safe): a queued call would need
+        # the GUI thread's event loop, so a GUI thread blocked in wait() would always time out.
+        self.worker.done.connect(self.thread.quit, Qt.ConnectionType.DirectConnection)
         # Qt's documented clean-up: the worker goes with its thread's end (from that thread).
         self.thread.finished.connect(self.worker.deleteLater)
         self.thread.finished.connect(self._on_thread_finished)

@@ -98,10 +98,22 @@ def run_document(store: RunStore, run_id: str) -> dict:
 def write_run_json(store: RunStore, run_id: str, path: str | Path) -> Path:
     path = Path(path)
     document = _clean(run_document(store, run_id))
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(json.dumps(document, indent=1, allow_nan=False), encoding="utf-8")
-    tmp.replace(path)
+    text = json.dumps(document, indent=1, allow_nan=False)
+    _write_atomically(path, lambda fh: fh.write(text))
     return path
+
+
+def _write_atomically(path: Path, write) -> None:
+    """Write through ``<path>.part`` renamed into place, so a reader never sees half a file;
+    a failed write (full disk, no permission) removes the partial file and raises."""
+    tmp = path.with_name(path.name + ".part")
+    try:
+        with tmp.open("w", newline="", encoding="utf-8") as fh:
+            write(fh)
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def read_run_json(path: str | Path) -> dict:
@@ -159,13 +171,14 @@ def write_run_csv(store: RunStore, run_id: str, path: str | Path,
     "sa"}`` (:meth:`engine.candidates.CandidateScore.to_dict`)."""
     path = Path(path)
     rows = front_rows(store, run_id, candidate_metrics)
-    tmp = path.with_name(path.name + ".part")
-    with tmp.open("w", newline="", encoding="utf-8") as fh:
+
+    def write(fh) -> None:
         writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _cell(v) for k, v in row.items()})
-    tmp.replace(path)
+
+    _write_atomically(path, write)
     return path
 
 

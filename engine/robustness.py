@@ -16,6 +16,7 @@ This module is engine code: a generator of plain events, no threads, no Qt.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence
@@ -24,7 +25,7 @@ import numpy as np
 
 from . import methods as m
 from .metrics.recovery import recovered
-from .runner import RunFinished, execute
+from .runner import RunFinished, execute, resolve_config
 from .store import RunStore
 from .tasks import variants as v
 from .tasks.model import Task
@@ -182,19 +183,17 @@ def method_config(method: str, seed: int, seconds: float | None, config: dict | 
     return out
 
 
-def find_reusable(store: RunStore, task_id: str, method: str, seed: int, seconds: float | None):
-    """The most recent finished run of ``method`` on ``task_id`` with this seed (and time
-    budget, when one is given), or None."""
+def find_reusable(store: RunStore, task_id: str, method: str, config: dict):
+    """The most recent finished run of ``method`` on ``task_id`` made with exactly ``config``
+    (the method's whole resolved configuration: seed, time budget and every other parameter),
+    or None. A run with other settings is never counted for this sweep."""
+    wanted = json.loads(json.dumps(config, sort_keys=True, default=str))
     for record in store.list_runs(task_id, limit=1000):
-        if record.method != method or record.status != "finished" or record.seed != seed:
+        if record.method != method or record.status != "finished":
             continue
-        if seconds is not None and "seconds" in (record.config or {}):
-            try:
-                if not math.isclose(float(record.config["seconds"]), float(seconds), rel_tol=1e-9):
-                    continue
-            except (TypeError, ValueError):
-                continue
-        return record
+        stored = json.loads(json.dumps(record.config or {}, sort_keys=True, default=str))
+        if stored == wanted:
+            return record
     return None
 
 
@@ -228,14 +227,16 @@ def sweep(
         if context.cancelled:
             break
         yield SweepRunStarted(index, len(order), task.id, level, int(seed))
-        record = find_reusable(store, task.id, method, int(seed), seconds) if reuse else None
+        run_config = method_config(method, seed, seconds, config)
+        resolved = resolve_config(m.get_method(method), run_config)
+        record = find_reusable(store, task.id, method, resolved) if reuse else None
         if record is not None:
             result = SweepRun(level, base.id, task.id, int(seed), record.id, record.status, record.expression,
                               recovery_of(task, record.expression), _nmse(record.metrics), reused=True)
         else:
             run_context = _LinkedContext(context, seconds)
             finished: RunFinished | None = None
-            for event in execute(task, method, method_config(method, seed, seconds, config), run_context, store):
+            for event in execute(task, method, run_config, run_context, store):
                 if isinstance(event, RunFinished):
                     finished = event
                 yield event

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from . import methods as m
 from .expr import ExpressionError
-from .scoring import SA_SECONDS, evaluate, structure_scores, symbolic_accuracy
+from .scoring import SA_SECONDS, STRUCTURE_SECONDS, evaluate, structure_scores, symbolic_accuracy
 from .store import RunStore, StoreError
 from .tasks.model import Task
 
@@ -145,7 +145,8 @@ def execute(
             symbolic = symbolic_accuracy(task, final.expression, data, seconds=sa_seconds)
             if symbolic is not None:
                 result.metrics["symbolic"] = symbolic
-            structure = structure_scores(task, final.expression, data)
+            structure = structure_scores(task, final.expression, data,
+                                         seconds=SA_SECONDS_CANCELLED if context.cancelled else STRUCTURE_SECONDS)
             if structure is not None:
                 result.metrics["structure"] = structure
         except (ExpressionError, ValueError) as exc:

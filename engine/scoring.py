@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,14 +91,22 @@ def symbolic_accuracy(task: Task, expression: str, data: TaskData | None = None,
     return out
 
 
-def structure_scores(task: Task, expression: str, data: TaskData | None = None) -> dict[str, Any] | None:
+#: Time budget of the ERBench structure metrics of a run's final model (seconds).
+STRUCTURE_SECONDS = 3.0
+
+
+def structure_scores(task: Task, expression: str, data: TaskData | None = None,
+                     seconds: float = STRUCTURE_SECONDS) -> dict[str, Any] | None:
     """ERBench's recovery and relaxed structural metrics of ``expression`` against the task's
     ground truth (:mod:`engine.metrics.recovery`): ``recovered`` (equal up to an additive
     constant or a non-zero scale on 1000 points of the training box, §4.1 Eq. (2)),
     ``jaccard`` (unique subexpressions, Eq. (3)) and ``ted`` (normalised Zhang–Shasha tree
     edit distance, Eq. (4)). None when the task has no ground truth; a metric that cannot be
-    computed (an expression SymPy cannot handle) is None, never an error.
+    computed (an expression SymPy cannot handle) or that runs out of the ``seconds`` shared by
+    the three is None, never an error.
     """
+    from .deadline import call_with_deadline
+
     from .metrics import recovery
 
     truth = (task.ground_truth.expression or "").strip()
@@ -110,10 +119,10 @@ def structure_scores(task: Task, expression: str, data: TaskData | None = None) 
         ("jaccard", lambda: recovery.jaccard_index(truth, expression, names)),
         ("ted", lambda: recovery.tree_edit_distance(truth, expression, variables=names)),
     )
+    deadline = time.monotonic() + seconds
     for key, compute in computations:
-        try:
-            out[key] = compute()
-        except (ex.ExpressionError, ValueError, TypeError, ArithmeticError, RecursionError):
-            out[key] = None
+        left = deadline - time.monotonic()
+        finished, value = call_with_deadline(compute, left, name="structure") if left > 0 else (False, None)
+        out[key] = value if finished else None
     return out
 

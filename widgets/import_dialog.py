@@ -255,6 +255,8 @@ class ImportDialog(QDialog):
 
     def _on_ready(self, channel: str, result) -> None:
         kind, payload = result
+        if channel == "import":
+            self._set_importing(False)
         if kind == "error":
             if channel == "inspect":
                 self._clear_file()
@@ -275,6 +277,8 @@ class ImportDialog(QDialog):
 
     def _on_failed(self, channel: str, message: str) -> None:
         """An unexpected error (not a DataImportError) on the worker thread."""
+        if channel == "import":
+            self._set_importing(False)
         if channel == "inspect":
             self._clear_file()
         else:
@@ -445,7 +449,19 @@ class ImportDialog(QDialog):
         self._show_error("")
         self.import_button.setEnabled(False)
         self.file_label.setText(f"Importing {Path(path).name}…")
+        self._set_importing(True)
         self.loader.request("import", work)
+
+    def _set_importing(self, importing: bool) -> None:
+        """An import is short and all-or-nothing, so it is not cancelled half-way: Cancel (and
+        Esc) wait until it has either stored the task or left nothing."""
+        self._importing = importing
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(not importing)
+
+    def reject(self) -> None:
+        if getattr(self, "_importing", False):
+            return
+        super().reject()
 
     def _table_options(self) -> dict | str:
         units, descriptions = {}, {}

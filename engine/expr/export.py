@@ -64,17 +64,27 @@ def to_latex(text: str, variables: Sequence[str] | str, target: str | None = Non
 
 
 def to_sympy(text: str, variables: Sequence[str] | str) -> str:
-    """Python source that builds the expression with SymPy as ``expr``."""
+    """Python source that builds the expression with SymPy as ``expr``.
+
+    SymPy's own names are written qualified (``sympy.sin``, ``sympy.S(2)``, ``sympy.pi``), so a
+    variable called ``S``, ``E`` or ``N`` cannot shadow the function the printed text calls.
+    """
     names = _variables(variables)
     expr = _parsed(text, names)
     body = sp.sstr(expr, sympy_integers=True)
-    # Every SymPy name the printed text uses (functions, pi, E, S for exact rationals).
-    used = set(re.findall(r"[A-Za-z_]\w*", body)) - set(names)
-    imports = {"symbols"} | {n for n in used if hasattr(sp, n)}
-    lines = [f"from sympy import {', '.join(sorted(imports))}", ""]
+    known = set(names)
+
+    def qualify(match: re.Match) -> str:
+        name, call = match.group(1), match.group(2) or ""
+        if call or (name not in known and hasattr(sp, name)):  # variables are never called
+            return f"sympy.{name}{call}"
+        return name
+
+    body = re.sub(r"(?<![\w.])([A-Za-z_]\w*)(\s*\()?", qualify, body)
+    lines = ["import sympy", ""]
     if names:
         targets = ", ".join(names) + ("," if len(names) == 1 else "")
-        lines.append(f'{targets} = symbols("{" ".join(names)}", real=True)')
+        lines.append(f'{targets} = sympy.symbols("{" ".join(names)}", real=True, seq=True)')
     lines.append(f"expr = {body}")
     return "\n".join(lines) + "\n"
 

@@ -606,9 +606,10 @@ def _reductions(expr: sp.Expr) -> Iterator[tuple[str, sp.Expr]]:
     for f in floats:
         if f == 0:
             continue
-        reduced = expr.xreplace({f: sp.Integer(1)})
+        one = sp.Integer(1 if f > 0 else -1)  # a sign is structure: -0.998*x becomes -x
+        reduced = expr.xreplace({f: one})
         if reduced != expr:
-            yield f"set the constant {sp.sstr(f)} to 1", reduced
+            yield f"set the constant {sp.sstr(f)} to {one}", reduced
 
 
 def _refit(expr: sp.Expr, scorer: _Scorer, deadline: float) -> tuple[sp.Expr, float] | None:
@@ -672,9 +673,11 @@ def _prune_constants(model: _Model, scorer: _Scorer, seconds: float) -> tuple[_M
     deadline = time.monotonic() + seconds
     allowed = max(model.loss, _ABS_TOLERANCE) * (1.0 + _PRUNE_TOLERANCE)
     current, changes = model, []
-    progress = True
-    while progress and time.monotonic() < deadline:
-        progress = False
+    while time.monotonic() < deadline:
+        # Every reduction of this round is refitted, and the one that fits best is kept: the
+        # first acceptable one could drop a real offset where a 0.998 factor was the spurious
+        # constant.
+        best: tuple[_Model, str] | None = None
         for label, reduced in _reductions(current.expr):
             if time.monotonic() >= deadline:
                 break
@@ -684,10 +687,14 @@ def _prune_constants(model: _Model, scorer: _Scorer, seconds: float) -> tuple[_M
             candidate = scorer.emit(refit[0], refit[1], allowed=allowed)
             if candidate is None or candidate.loss > allowed or candidate.complexity >= current.complexity:
                 continue
-            candidate.raw, candidate.exact_loss = model.raw, model.exact_loss
-            current, progress = candidate, True
-            changes.append(label)
+            if best is None or (candidate.loss, candidate.complexity) < (best[0].loss, best[0].complexity):
+                best = (candidate, label)
+        if best is None:
             break
+        candidate, label = best
+        candidate.raw, candidate.exact_loss = model.raw, model.exact_loss
+        current = candidate
+        changes.append(label)
     if not changes:
         return model, "no constant could be removed"
     return current, f"{'; '.join(changes)} (complexity {model.complexity} -> {current.complexity})"

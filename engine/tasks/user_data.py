@@ -980,11 +980,41 @@ def _load_data(folder: Path, task: Task) -> TaskData:
     return TaskData(splits)
 
 
+#: A staging folder older than this belongs to an import that died (killed, power cut).
+STALE_STAGING_SECONDS = 3600.0
+
+
+def _recover_interrupted_imports(root: Path) -> None:
+    """Clean up after imports that died between their renames (the process was killed, so no
+    ``except`` ran): a task they were replacing is moved back when its place is empty, then the
+    staging folder goes. Only folders older than an hour are touched, so an import running in
+    another thread is never disturbed."""
+    now = time.time()
+    for staging in root.glob(".import-*"):
+        try:
+            if not staging.is_dir() or now - staging.stat().st_mtime < STALE_STAGING_SECONDS:
+                continue
+            for backup in staging.glob("replaced-*"):
+                try:
+                    record = json.loads((backup / "task.json").read_text(encoding="utf-8"))
+                    target = _task_dir(check_name(str(record["id"])))
+                except (OSError, ValueError, KeyError, TypeError, DataImportError):
+                    continue
+                if not target.exists():
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    os.replace(backup, target)
+                    log.warning("restored the imported task %s from an interrupted replacement", target)
+            shutil.rmtree(staging, ignore_errors=True)
+        except OSError as exc:  # a read-only store: leave it, never break the catalog
+            log.warning("could not clean up %s: %s", staging, exc)
+
+
 def load_tasks() -> list[Task]:
     """Every stored imported task; damaged ones are skipped with a warning."""
     root = tasks_dir()
     if not root.is_dir():
         return []
+    _recover_interrupted_imports(root)
     tasks: list[Task] = []
     for folder in sorted(root.iterdir()):
         if folder.name.startswith(".") or not folder.is_dir():

@@ -259,3 +259,7 @@ def test_sweep_reports_rates_per_level_and_resumes_from_the_store(isolated_home)
         assert all(r.reused for r in second)
         assert [r.run_id for r in second] == [r.run_id for r in first]
         assert again[-1].rows == done.rows
+        # Other method settings are another experiment: nothing is reused.
+        other = list(robustness.sweep(base, "noise", "gp", store, levels=["0"], seconds=1.5,
+                                      config={"population_size": 200}))
+        assert [e.reused for e in other if isinstance(e, robustness.SweepRun)] == [False]

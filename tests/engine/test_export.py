@@ -174,3 +174,16 @@ def test_export_of_a_missing_run_or_format_fails(stored_run, tmp_path):
         run_export.export_run(store, "nope", tmp_path / "x.csv")
     with pytest.raises(ValueError):
         run_export.export_run(store, run_id, tmp_path / "x.xlsx")
+
+
+@pytest.mark.parametrize(
+    "text, variables",
+    [("S/2 + x", ["S", "x"]), ("3*x**2 - 1/x", ["x"]), ("sqrt(x) + abs(E)*pi", ["x", "E"])],
+)
+def test_sympy_code_runs_with_one_variable_and_with_names_sympy_also_uses(text, variables):
+    # A variable called S (entropy) or E must not shadow SymPy's S(2) or break the unpacking.
+    code = export.to_sympy(text, variables)
+    namespace: dict = {}
+    exec(code, namespace)  # our own generated code
+    rebuilt = namespace["expr"]
+    assert sp.simplify(rebuilt - ex.parse(text, variables)) == 0

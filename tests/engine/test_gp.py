@@ -434,3 +434,23 @@ def test_pruning_keeps_constants_the_data_need():
     y = 3.0 * x + 2.0
     pruned, note = _prune_case("3*x + 2", ["x"], x[:, None], y)
     assert note == "no constant could be removed" and pruned.text == "3*x + 2"
+
+
+def test_pruning_keeps_a_real_offset_and_drops_the_spurious_factor():
+    # y = x*z + 0.25 with noise: both "drop the offset" and "set 0.998 to 1" fit within the
+    # tolerance; the second fits better and is the law.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(1, 2, (1000, 2))
+    truth = X[:, 0] * X[:, 1] + 0.25
+    y = truth + 0.05 * np.sqrt(np.mean(truth**2)) * rng.normal(size=1000)
+    pruned, note = _prune_case("0.998*x*z + 0.27", ["x", "z"], X, y)
+    assert "to 1" in note and "offset" not in note, note
+    assert sp.simplify(parse(pruned.text, ["x", "z"]) - parse("x*z", ["x", "z"])).is_number, pruned.text
+
+
+def test_pruning_sets_a_negative_coefficient_to_minus_one():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(1, 5, (800, 2))
+    y = -X[:, 0] * X[:, 1]
+    pruned, note = _prune_case("-0.995*x*z - 0.06", ["x", "z"], X, y)
+    assert pruned.text == "-x*z", (pruned.text, note)

@@ -517,3 +517,27 @@ def test_a_user_task_runs_through_the_runner_with_gp(home, tmp_path):
     assert final.task_id == "user/runme" and set(final.metrics) == {"train", "id", "ood"}
     assert final.metrics["id"]["nmse"] < 0.1
     assert record.task_id == "user/runme" and record.status == "finished"
+
+
+def test_an_import_killed_while_replacing_a_task_is_repaired_on_the_next_load(home, tmp_path):
+    # Simulate a process killed between "move the old task aside" and "rename the new one in":
+    # the old task sits in a stale staging folder and its place is empty.
+    import os
+    import time
+
+    ud.import_table(write_table(tmp_path / "a.csv", law_rows()), "kept")
+    root = ud.tasks_dir()
+    staging = root / ".import-dead"
+    staging.mkdir()
+    os.replace(ud._task_dir("kept"), staging / "replaced-0")
+    (staging / "0").mkdir()  # the new task's half-written folder
+    old = time.time() - 2 * ud.STALE_STAGING_SECONDS
+    os.utime(staging, (old, old))
+    registry.invalidate()
+    ids = [t.id for t in ud.load_tasks()]
+    assert ids == ["user/kept"]
+    assert not staging.exists()
+    # A fresh staging folder (an import still running elsewhere) is left alone.
+    (root / ".import-live").mkdir()
+    ud.load_tasks()
+    assert (root / ".import-live").exists()
