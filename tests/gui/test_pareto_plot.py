@@ -135,6 +135,12 @@ def test_after_a_real_run_the_plot_matches_the_table(qtbot, isolated_home):
     win.run_panel.set_value("seconds", 2)
     qtbot.mouseClick(win.run_panel.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not win.controller.is_running(), timeout=60000)
+    # The front is scored after the run's thread has ended: wait until every SA cell is filled
+    # (what the user waits for), not just until nothing is busy (the scorer may not have
+    # started yet).
+    qtbot.waitUntil(lambda: win.candidates.rows() and all(
+        win.candidates.model.index(i, 5).data() in ("✓", "✗", "?")
+        for i in range(len(win.candidates.rows()))), timeout=120000)
     qtbot.waitUntil(lambda: not win.scorer.busy() and not win.loader.busy(), timeout=120000)
     rows = win.candidates.rows()
     assert rows
