@@ -359,7 +359,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
         if args.truth is not None or args.candidate is not None or args.variables is not None:
             raise UsageError("--pairs reads truth, candidate and variables from the file; do not give them as options")
         try:
-            handle = sys.stdin if args.pairs == "-" else open(args.pairs, encoding="utf-8")
+            # Undecodable bytes become U+FFFD: that line gets an answer naming it, the rest go on.
+            handle = sys.stdin if args.pairs == "-" else open(args.pairs, encoding="utf-8", errors="replace")
         except OSError as exc:
             _err(f"error: cannot read {args.pairs}: {exc.strerror or exc}")
             return EXIT_FAILURE

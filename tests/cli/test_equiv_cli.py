@@ -112,3 +112,13 @@ def test_help_documents_the_variables_default(tmp_path):
     done = keplerlab("equiv", "--help", home=tmp_path)
     assert done.returncode == 0
     assert "every name the truth uses" in " ".join(done.stdout.split())
+
+
+def test_pairs_with_undecodable_bytes_answer_that_line_and_go_on(tmp_path):
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_bytes(b'{"truth": "x", "candidate": "x\xff", "variables": ["x"]}\n{"truth": "x", "candidate": "x"}\n')
+    done = keplerlab("equiv", "--pairs", str(pairs), "--json", home=tmp_path)
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["equivalent"] for r in results] == [None, True]
+    assert "cannot parse the candidate" in results[0]["reason"]
