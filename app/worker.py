@@ -65,8 +65,11 @@ class GeneratorJob(QObject):
         # Directly from the worker's thread (QThread.quit is thread-safe): a queued call would need
         # the GUI thread's event loop, so a GUI thread blocked in wait() would always time out.
         self.worker.done.connect(self.thread.quit, Qt.ConnectionType.DirectConnection)
-        # Qt's documented clean-up: the worker goes with its thread's end (from that thread).
-        self.thread.finished.connect(self.worker.deleteLater)
+        # The worker is NOT deleted from its own thread (the usual ``finished -> deleteLater``):
+        # destroying a Python-made QObject there makes PySide take the GIL while Qt holds a
+        # signal-slot mutex, and a GUI thread that holds the GIL and connects or disconnects
+        # anything waits for that mutex: a deadlock (seen as a frozen window). It is released on
+        # the GUI thread in _on_thread_finished, after the thread has exited.
         self.thread.finished.connect(self._on_thread_finished)
 
     def start(self) -> "GeneratorJob":
@@ -76,7 +79,8 @@ class GeneratorJob(QObject):
 
     def request_stop(self) -> None:
         """Ask the loop to close the generator after the next item (for jobs with no context)."""
-        self.worker._stop = True
+        if self.worker is not None:
+            self.worker._stop = True
 
     def is_running(self) -> bool:
         return not self._done and self.thread.isRunning()
@@ -92,6 +96,16 @@ class GeneratorJob(QObject):
         self._done = True
         self.finished.emit()
         _live_jobs.discard(self)
+        worker, self.worker = self.worker, None
+        if worker is not None:
+            # Disconnect before the worker goes, so nothing can call into it; the C++ object is
+            # destroyed here, on the GUI thread, when the last Python reference is dropped.
+            try:
+                self.thread.started.disconnect(worker.run)
+            except (RuntimeError, TypeError):
+                pass
+            worker.setParent(None)
+            del worker
         # Slots connected to this job often close over it; PySide keeps them alive from C++, where
         # Python's garbage collector cannot see the cycle. Deleting the Qt side once everyone has
         # heard `finished` drops those connections, so finished jobs do not pile up.

@@ -79,3 +79,60 @@ def test_finished_jobs_are_released(qtbot):
     del job
     assert sorted(results) == [i * i for i in range(20)]
     assert _count_jobs() - before <= 1
+
+
+_STRESS = r"""
+import os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+sys.path.insert(0, sys.argv[1])
+from PySide6.QtCore import QObject, Signal
+from app.application import create_app
+from app.worker import call_in_thread, live_jobs
+
+app = create_app()
+
+
+class Sender(QObject):
+    fired = Signal()
+
+
+def slot():
+    pass
+
+
+senders = [Sender() for _ in range(300)]
+started = time.monotonic()
+jobs = 0
+while time.monotonic() - started < 6:
+    for _ in range(20):
+        call_in_thread(lambda: sum(range(500)), "short")
+    jobs += 20
+    for s in senders:  # the GUI thread holds the GIL and takes Qt's signal-slot locks
+        s.fired.connect(slot)
+        s.fired.disconnect(slot)
+    app.processEvents()
+end = time.monotonic() + 10
+while live_jobs() and time.monotonic() < end:
+    app.processEvents()
+print("ok", jobs, len(live_jobs()))
+"""
+
+
+def test_many_short_jobs_never_deadlock_the_gui_thread(tmp_path):
+    # Deleting a finished worker on its own thread made PySide take the GIL under a Qt mutex
+    # while the GUI thread, holding the GIL, waited for that mutex in connect/disconnect: the
+    # window froze (it hung a CI run; this stress froze within seconds before the fix).
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = tmp_path / "stress.py"
+    script.write_text(_STRESS, encoding="utf-8")
+    repo = str(Path(__file__).resolve().parents[2])
+    try:
+        done = subprocess.run([sys.executable, str(script), repo], capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the GUI thread deadlocked with worker threads finishing") from None
+    assert done.returncode == 0, done.stderr[-2000:]
+    ok, jobs, live = done.stdout.split()
+    assert ok == "ok" and int(jobs) > 1000 and live == "0"
