@@ -6,6 +6,8 @@ Tables
 ``runs``        one row per run: task, method, configuration, status, chosen model, metrics.
 ``events``      every event a method yielded, in order (progress, Pareto reports, logs, final).
 ``candidates``  every model on the Pareto front at every report.
+``llm_calls``   every LLM request a run made: messages, replies, tokens, latency, status, cost
+                (schema 2; never the API key).
 
 A :class:`RunStore` holds one connection and must be used from one thread; each thread
 (the GUI, a run's worker) opens its own store on the same file, which WAL mode allows.
@@ -29,9 +31,9 @@ from typing import Any, Iterable
 
 from .. import __version__, paths
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
-_SCHEMA = """
+_SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -76,6 +78,28 @@ CREATE TABLE IF NOT EXISTS candidates (
 );
 CREATE INDEX IF NOT EXISTS candidates_run ON candidates(run_id, report);
 """
+
+# Added in schema 2. Applied to new files and, by _migrate, to schema-1 files.
+_SCHEMA_V2 = """
+CREATE TABLE IF NOT EXISTS llm_calls (
+    run_id             TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq                INTEGER NOT NULL,
+    t                  REAL NOT NULL,
+    model              TEXT,
+    messages           TEXT NOT NULL,
+    reply              TEXT NOT NULL,
+    prompt_tokens      INTEGER,
+    completion_tokens  INTEGER,
+    latency            REAL,
+    status             TEXT NOT NULL,
+    error              TEXT,
+    cost               REAL,
+    attempts           INTEGER,
+    PRIMARY KEY (run_id, seq)
+);
+"""
+
+_SCHEMA = _SCHEMA_V1 + _SCHEMA_V2
 
 #: Statuses a run can end in; "running" is the only live one.
 FINAL_STATUSES = ("finished", "cancelled", "failed", "interrupted")
@@ -176,29 +200,82 @@ class RunStore:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
-            self.conn.executescript(_SCHEMA)
-            self._check_version()
+            self._open_schema()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot open the run store at {self.path}: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"cannot create the run store at {self.path}: {exc}") from exc
         self._seq: dict[str, int] = {}
         self._report: dict[str, int] = {}
+        self._llm_seq: dict[str, int] = {}
         self.mark_interrupted()
 
     # ------------------------------------------------------------------ housekeeping
 
-    def _check_version(self) -> None:
+    def _schema_version(self) -> int | None:
+        """The file's schema version, or None for a new (empty) database."""
+        has_meta = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
+        if not has_meta:
+            return None
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None:
+        return int(row["value"]) if row is not None else None
+
+    def _open_schema(self) -> None:
+        """Create the schema in a new file, migrate an older one, refuse a newer one.
+
+        The version is read before anything is written, so a file from a newer Kepler Lab is
+        left exactly as it was."""
+        version = self._schema_version()
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the run store at {self.path} was written by a newer Kepler Lab "
+                f"(schema {version}, this version reads {SCHEMA_VERSION})"
+            )
+        if version is None:
+            self.conn.executescript(_SCHEMA)
             self.conn.execute(
                 "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
             )
-        elif int(row["value"]) > SCHEMA_VERSION:
+        elif version < SCHEMA_VERSION:
+            self._migrate(version)
+
+    def backup_path(self, version: int) -> Path:
+        return self.path.with_name(f"{self.path.name}.v{version}-backup")
+
+    def _migrate(self, version: int) -> None:
+        """Bring a schema-``version`` file up to SCHEMA_VERSION, after copying it to
+        ``<name>.v<version>-backup`` (SQLite's online backup, so WAL contents are included)."""
+        backup = self.backup_path(version)
+        partial = backup.with_name(backup.name + ".partial")
+        try:
+            target = sqlite3.connect(str(partial))
+            try:
+                self.conn.backup(target)
+            finally:
+                target.close()
+            os.replace(partial, backup)
+        except (OSError, sqlite3.DatabaseError) as exc:
             raise StoreError(
-                f"the run store at {self.path} was written by a newer Kepler Lab "
-                f"(schema {row['value']}, this version reads {SCHEMA_VERSION})"
+                f"cannot back up the run store at {self.path} to {backup} before upgrading its schema "
+                f"from {version} to {SCHEMA_VERSION}: {exc}"
+            ) from exc
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = self._schema_version()  # another process may have migrated meanwhile
+            if current is not None and current < 2:
+                for statement in _SCHEMA_V2.split(";"):
+                    if statement.strip():
+                        self.conn.execute(statement)
+            self.conn.execute(
+                "UPDATE meta SET value=? WHERE key='schema_version' AND CAST(value AS INTEGER) < ?",
+                (str(SCHEMA_VERSION), SCHEMA_VERSION),
             )
+            self.conn.execute("COMMIT")
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.conn.close()
@@ -277,6 +354,33 @@ class RunStore:
                 )
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+
+    def add_llm_call(self, run_id: str, record: Any) -> int:
+        """Store one LLM call of a run. ``record`` is an ``engine.llm.CallRecord`` (anything with
+        ``to_dict()``) or a mapping with the same keys. Only the listed fields are written; the
+        record carries no API key."""
+        data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
+        seq = self._next(self._llm_seq, run_id, "SELECT MAX(seq) FROM llm_calls WHERE run_id=?")
+        self._write(
+            "INSERT INTO llm_calls(run_id, seq, t, model, messages, reply, prompt_tokens, completion_tokens, "
+            "latency, status, error, cost, attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                seq,
+                float(data.get("t") or time.time()),
+                data.get("model"),
+                _json(data.get("messages") or []),
+                _json(data.get("replies") or []),
+                data.get("prompt_tokens"),
+                data.get("completion_tokens"),
+                data.get("latency"),
+                data.get("status") or "ok",
+                data.get("error"),
+                _finite(data.get("cost")),
+                data.get("attempts"),
+            ),
+        )
+        return seq
 
     def finish_run(
         self,
@@ -366,6 +470,17 @@ class RunStore:
             (run_id, row["r"]),
         ).fetchall()
         return [dict(r) for r in rows]
+
+    def llm_calls(self, run_id: str) -> list[dict]:
+        rows = self.conn.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY seq", (run_id,)).fetchall()
+        calls = []
+        for r in rows:
+            call = dict(r)
+            call["messages"] = json.loads(r["messages"]) if r["messages"] else []
+            call["replies"] = json.loads(r["reply"]) if r["reply"] else []
+            del call["reply"]
+            calls.append(call)
+        return calls
 
     def candidate_count(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM candidates WHERE run_id=?", (run_id,)).fetchone()[0]

@@ -172,3 +172,103 @@ def test_default_location_follows_keplerlab_home(isolated_home):
         assert store.path.parent == isolated_home / "data"
         store.create_run("t", "gp", {}, None)
     assert (isolated_home / "data" / "runs.sqlite3").exists()
+
+
+# ---------------------------------------------------------------------- schema 2: LLM calls, migration
+
+# The schema-1 tables exactly as Kepler Lab wrote them before the llm_calls table existed.
+V1_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY, task_id TEXT NOT NULL, method TEXT NOT NULL, config TEXT NOT NULL, seed INTEGER,
+    status TEXT NOT NULL, started_at REAL NOT NULL, finished_at REAL, seconds REAL, expression TEXT,
+    complexity INTEGER, train_loss REAL, metrics TEXT, stop_reason TEXT, error TEXT, pid INTEGER, host TEXT,
+    app_version TEXT
+);
+CREATE INDEX runs_task ON runs(task_id);
+CREATE INDEX runs_started ON runs(started_at);
+CREATE TABLE events (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, seq INTEGER NOT NULL, kind TEXT NOT NULL,
+    t REAL NOT NULL, payload TEXT NOT NULL, PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE candidates (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE, report INTEGER NOT NULL,
+    iteration INTEGER NOT NULL, expression TEXT NOT NULL, complexity INTEGER NOT NULL, loss REAL
+);
+CREATE INDEX candidates_run ON candidates(run_id, report);
+INSERT INTO meta VALUES ('schema_version', '1');
+INSERT INTO runs(id, task_id, method, config, seed, status, started_at, finished_at, seconds, expression,
+                 complexity, metrics)
+    VALUES ('abc123def456', 'suite/T1', 'gp', '{"seed": 1}', 1, 'finished', 1.0, 2.0, 1.0, 'x + 1', 3, '{}');
+INSERT INTO events VALUES ('abc123def456', 1, 'log', 1.5, '{"message": "old"}');
+"""
+
+
+def write_v1(db):
+    conn = sqlite3.connect(db)
+    conn.executescript(V1_SCHEMA)
+    conn.commit()
+    conn.close()
+
+
+def schema_version(db) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_new_store_has_schema_2_and_llm_calls(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("t", "llmsr", {}, 0)
+        record = {"model": "m", "messages": [{"role": "user", "content": "nan"}], "replies": ["x*2", "inf"],
+                  "prompt_tokens": 12, "completion_tokens": 3, "latency": 0.25, "status": "ok", "error": None,
+                  "cost": 0.001, "attempts": 2}
+        assert store.add_llm_call(run_id, record) == 1
+        assert store.add_llm_call(run_id, {**record, "status": "error", "error": "HTTP 500", "replies": []}) == 2
+    assert schema_version(db) == "2"
+    assert not (db.parent / (db.name + ".v1-backup")).exists()  # nothing to migrate, no backup
+    with RunStore(db) as store:
+        first, second = store.llm_calls(run_id)
+        assert first["messages"] == [{"role": "user", "content": "nan"}]  # message text stays text
+        assert first["replies"] == ["x*2", "inf"] and first["prompt_tokens"] == 12 and first["attempts"] == 2
+        assert first["cost"] == 0.001 and first["latency"] == 0.25 and first["seq"] == 1
+        assert second["status"] == "error" and second["error"] == "HTTP 500" and second["replies"] == []
+        assert store.add_llm_call(run_id, record) == 3  # numbering continues after reopening
+
+
+def test_v1_store_is_backed_up_and_migrated(db):
+    write_v1(db)
+    with RunStore(db) as store:
+        run = store.get_run("abc123def456")
+        assert run.expression == "x + 1" and run.status == "finished"
+        assert store.events("abc123def456")[0]["message"] == "old"
+        store.add_llm_call("abc123def456", {"model": "m", "messages": [], "replies": ["r"], "status": "ok"})
+        assert store.llm_calls("abc123def456")[0]["replies"] == ["r"]
+    assert schema_version(db) == "2"
+    backup = db.parent / (db.name + ".v1-backup")
+    assert backup.exists()
+    assert schema_version(backup) == "1"
+    conn = sqlite3.connect(backup)
+    try:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert "llm_calls" not in tables
+        assert conn.execute("SELECT expression FROM runs").fetchall() == [("x + 1",)]
+    finally:
+        conn.close()
+    with RunStore(db) as store:  # a second opening migrates nothing
+        assert len(store.llm_calls("abc123def456")) == 1
+
+
+def test_schema_3_is_refused_and_left_untouched(db):
+    with RunStore(db):
+        pass
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match=r"newer Kepler Lab \(schema 3, this version reads 2\)"):
+        RunStore(db)
+    assert schema_version(db) == "3"
+    assert not list(db.parent.glob("*-backup"))
