@@ -1,0 +1,486 @@
+"""Reusable sandbox worker processes for LLM-written programs (architecture rule 5).
+
+The parent side. A :class:`SandboxPool` keeps a few worker processes (``_worker.py``) alive;
+the data of a run reach each worker once (:meth:`SandboxPool.load_data`), then every program is
+compiled and fitted there (:meth:`SandboxPool.evaluate`). Nothing the child sends is unpickled:
+requests and replies are JSON lines, arrays travel as base64 of little-endian float64 bytes.
+
+A worker that overruns its wall-clock limit, dies, or sends something malformed has its whole
+process group killed (``SIGKILL``), its temporary directory removed, and is replaced on the next
+request. The same happens to every worker when the pool closes.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import itertools
+import json
+import logging
+import os
+import queue
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+log = logging.getLogger("engine.sandbox")
+
+WORKER_SCRIPT = Path(__file__).with_name("_worker.py")
+MAX_REPLY_BYTES = 8 << 20
+_ENV_PASSTHROUGH_VALUES = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Limits of one evaluation (CPU, wall clock, output) and of one worker process."""
+
+    cpu_seconds: float = 30.0
+    wall_seconds: float | None = None  # default: cpu_seconds * 1.5 + 5
+    memory_bytes: int = 2 << 30  # RLIMIT_AS
+    file_bytes: int = 64 << 20  # RLIMIT_FSIZE
+    max_processes: int = 64  # RLIMIT_NPROC (threads count too)
+    output_chars: int = 10_000  # a program's captured prints, per evaluation
+    startup_seconds: float = 60.0
+    lifetime_cpu_seconds: int = 3600  # hard RLIMIT_CPU of a worker; it is replaced before that
+    max_evaluations: int = 2000  # per worker, then it is replaced
+
+    @property
+    def wall(self) -> float:
+        return self.wall_seconds if self.wall_seconds is not None else self.cpu_seconds * 1.5 + 5.0
+
+
+@dataclass
+class EvalResult:
+    """The outcome of one program: fitted parameters and losses, or why it failed."""
+
+    ok: bool
+    params: list[float] = field(default_factory=list)
+    mse: float | None = None
+    nmse: float | None = None
+    error: str | None = None
+    output: str = ""
+    seconds: float = 0.0
+
+    @classmethod
+    def failed(cls, error: str, output: str = "", seconds: float = 0.0) -> "EvalResult":
+        return cls(ok=False, error=error, output=output, seconds=seconds)
+
+    @classmethod
+    def from_reply(cls, reply: dict) -> "EvalResult":
+        """Validate a worker's reply; the child is untrusted, so nothing is taken on faith."""
+
+        def num(value) -> float | None:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                return None
+            return float(value)
+
+        params_raw = reply.get("params") or []
+        params = [num(p) for p in params_raw] if isinstance(params_raw, list) else [None]
+        output = reply.get("output") if isinstance(reply.get("output"), str) else ""
+        seconds = num(reply.get("seconds")) or 0.0
+        error = reply.get("error")
+        error = str(error)[:2000] if error is not None else None
+        if reply.get("ok") is True:
+            mse, nmse = num(reply.get("mse")), num(reply.get("nmse"))
+            if mse is None or nmse is None or any(p is None for p in params):
+                return cls.failed("malformed reply from the sandbox worker", output, seconds)
+            return cls(True, params, mse, nmse, None, output, seconds)
+        return cls(False, [p for p in params if p is not None], None, None, error or "failed", output, seconds)
+
+
+class WorkerError(RuntimeError):
+    """A worker died, timed out or broke the protocol; it has been killed."""
+
+
+def _import_paths() -> list[str]:
+    """Directories the worker needs on sys.path (it runs with -I -S: no site-packages)."""
+    paths: list[str] = []
+    for name in ("numpy", "scipy"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.origin:
+            raise RuntimeError(f"the sandbox needs {name}")
+        paths.append(str(Path(spec.origin).resolve().parent.parent))
+    return list(dict.fromkeys(paths))
+
+
+def _read_paths(sys_path: Sequence[str]) -> list[str]:
+    """What the worker may read once Landlock is on: the Python installation and its libraries."""
+    candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+                  str(Path(sys.executable).resolve().parent.parent), *sys_path,
+                  sysconfig.get_paths().get("stdlib", ""), sysconfig.get_paths().get("platstdlib", ""),
+                  "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/etc/ld.so.cache",
+                  "/usr/share/zoneinfo"]
+    out = []
+    for path in candidates:
+        if path and os.path.exists(path):
+            out.append(os.path.realpath(path))
+            if os.path.realpath(path) != os.path.abspath(path):
+                out.append(os.path.abspath(path))
+    return list(dict.fromkeys(out))
+
+
+def scrubbed_env(home: str) -> dict[str, str]:
+    """An environment built from nothing: no API keys, tokens or anything else of the app's."""
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        **_ENV_PASSTHROUGH_VALUES,
+        # One thread per worker: the pool is the parallelism, and RLIMIT_NPROC counts threads.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+
+
+class SandboxWorker:
+    """One worker process: its own session (process group), temporary directory and pipes."""
+
+    _ids = itertools.count(1)
+
+    def __init__(self, limits: SandboxLimits, namespaces: bool = True, landlock: bool = True):
+        self.limits = limits
+        self.evaluations = 0
+        self.data_version = -1
+        self.dead = False
+        self._buffer = b""
+        self._next_id = 1
+        self.workdir = tempfile.mkdtemp(prefix="keplerlab-sandbox-")
+        os.chmod(self.workdir, 0o700)
+        read_fd, write_fd = os.pipe()
+        sys_path = _import_paths()
+        cfg = {
+            "workdir": self.workdir,
+            "proto_fd": write_fd,
+            "sys_path": sys_path,
+            "read_paths": _read_paths(sys_path),
+            "memory_bytes": limits.memory_bytes,
+            "file_bytes": limits.file_bytes,
+            "max_processes": limits.max_processes,
+            "cpu_seconds": limits.cpu_seconds,
+            "output_chars": limits.output_chars,
+            "lifetime_cpu_seconds": limits.lifetime_cpu_seconds,
+            "namespaces": namespaces,
+            "landlock": landlock,
+            "parent_uid": os.getuid(),
+        }
+        self._stderr_path = os.path.join(self.workdir, ".worker-stderr")
+        stderr = open(self._stderr_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(WORKER_SCRIPT), json.dumps(cfg)],
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=stderr,
+                pass_fds=(write_fd,), cwd=self.workdir, env=scrubbed_env(self.workdir),
+                start_new_session=True, close_fds=True,
+            )
+        except BaseException:
+            os.close(read_fd)
+            os.close(write_fd)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+            raise
+        finally:
+            stderr.close()
+        os.close(write_fd)
+        self._fd = read_fd
+        self.pgid = self.proc.pid  # start_new_session: the worker leads its own group
+        try:
+            hello = self._read_reply(limits.startup_seconds)
+        except WorkerError as exc:
+            raise WorkerError(f"the sandbox worker did not start: {exc}") from None
+        if not isinstance(hello, dict) or hello.get("hello") is not True:
+            self.kill()
+            raise WorkerError("the sandbox worker did not greet")
+        prot = hello.get("protections")
+        self.protections: dict[str, Any] = prot if isinstance(prot, dict) else {}
+
+    # -- protocol ---------------------------------------------------------------------------------
+    def _stderr_tail(self) -> str:
+        try:
+            with open(self._stderr_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                f.seek(max(0, f.tell() - 1500))
+                return f.read().decode("utf-8", "replace").strip()
+        except OSError:
+            return ""
+
+    def _read_reply(self, timeout: float) -> dict:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise TimeoutError(f"no answer within {timeout:g} s")
+            ready, _, _ = select.select([self._fd], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(self._fd, 1 << 16)
+            if not chunk:
+                code = self.proc.poll()
+                tail = self._stderr_tail()
+                self.kill()
+                why = "the worker process died" + (f" (exit status {code})" if code is not None else "")
+                raise WorkerError(why + (f": {tail[-300:]}" if tail else ""))
+            self._buffer += chunk
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                self.kill()
+                raise WorkerError("the worker sent an oversized reply")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            reply = json.loads(line)
+        except ValueError:
+            self.kill()
+            raise WorkerError("the worker broke the protocol") from None
+        if not isinstance(reply, dict):
+            self.kill()
+            raise WorkerError("the worker broke the protocol")
+        return reply
+
+    def request(self, message: dict, timeout: float) -> dict:
+        if self.dead:
+            raise WorkerError("the worker is gone")
+        message = dict(message, id=self._next_id)
+        self._next_id += 1
+        try:
+            self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self.kill()
+            raise WorkerError("the worker process died") from None
+        reply = self._read_reply(timeout)
+        if reply.get("id") != message["id"]:
+            self.kill()
+            raise WorkerError("the worker broke the protocol (reply out of order)")
+        return reply
+
+    # -- teardown ---------------------------------------------------------------------------------
+    def kill(self) -> None:
+        """Kill the whole process group, reap the worker, remove its directory. Idempotent."""
+        if self.dead:
+            return
+        self.dead = True
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+            log.error("sandbox worker %s did not die", self.proc.pid)
+        for closer in (lambda: self.proc.stdin.close(), lambda: os.close(self._fd)):
+            try:
+                closer()
+            except OSError:
+                pass
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    close = kill
+
+
+def _encode(array) -> tuple[str, list[int]]:
+    import numpy as np
+
+    arr = np.ascontiguousarray(np.asarray(array, dtype="<f8"))
+    return base64.b64encode(arr.tobytes()).decode("ascii"), list(arr.shape)
+
+
+class SandboxPool:
+    """A pool of reusable sandbox workers. Thread-safe; ``size`` evaluations run at once.
+
+    >>> with SandboxPool(size=2) as pool:
+    ...     pool.load_data(X, y)
+    ...     result = pool.evaluate(source, "equation", n_params=10)
+    """
+
+    def __init__(self, size: int = 1, limits: SandboxLimits | None = None, *,
+                 namespaces: bool = True, landlock: bool = True):
+        if size < 1:
+            raise ValueError("a sandbox pool needs at least one worker")
+        self.size = size
+        self.limits = limits or SandboxLimits()
+        self._namespaces = namespaces
+        self._landlock = landlock
+        self._idle: queue.LifoQueue[SandboxWorker | None] = queue.LifoQueue()
+        for _ in range(size):
+            self._idle.put(None)  # a slot; the worker starts on first use
+        self._lock = threading.Lock()
+        self._workers: set[SandboxWorker] = set()
+        self._data: dict | None = None
+        self._data_version = 0
+        self._protections: dict[str, Any] | None = None
+        self._warned = False
+        self._closed = False
+        self.replaced = 0  # workers killed and replaced (timeouts, crashes, protocol errors)
+
+    # -- public API -------------------------------------------------------------------------------
+    def load_data(self, X, y) -> None:
+        """Set the data every later evaluation fits on (sent once to each worker)."""
+        import numpy as np
+
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim == 1:
+            X = X.reshape(-1, 1)
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+        if X.ndim != 2 or X.shape[0] != y.shape[0]:
+            raise ValueError(f"X must be (n, d) and y (n,); got {X.shape} and {y.shape}")
+        xb, xs = _encode(X)
+        yb, ys = _encode(y)
+        with self._lock:
+            self._data = {"op": "load_data", "X": xb, "X_shape": xs, "y": yb, "y_shape": ys}
+            self._data_version += 1
+
+    def evaluate(self, source: str, function_name: str = "equation", n_params: int = 10, *,
+                 call: str = "columns") -> EvalResult:
+        """Compile ``source``, fit ``n_params`` parameters of ``function_name`` by BFGS from ones.
+
+        ``call="columns"`` calls ``f(x0, x1, ..., params)`` (LLM-SR's skeletons), ``"matrix"``
+        calls ``f(X, params)``. Never raises for a bad program: the result says why it failed.
+        """
+        if self._closed:
+            raise RuntimeError("the sandbox pool is closed")
+        if self._data is None:
+            raise RuntimeError("load_data() first")
+        if not isinstance(source, str):
+            return EvalResult.failed("the program is not text")
+        request = {"op": "evaluate", "source": source, "function": str(function_name),
+                   "n_params": int(n_params), "call": call, "cpu_seconds": self.limits.cpu_seconds,
+                   "output_chars": self.limits.output_chars}
+        worker = self._idle.get()
+        t0 = time.perf_counter()
+        try:
+            if worker is None or worker.dead:
+                worker = self._start_worker()
+            self._ensure_data(worker)
+            reply = worker.request(request, self.limits.wall)
+            worker.evaluations += 1
+            result = EvalResult.from_reply(reply)
+            if reply.get("retire") or worker.evaluations >= self.limits.max_evaluations:
+                self._drop(worker, replaced=False)
+                worker = None
+            return result
+        except TimeoutError:
+            self._drop(worker)
+            worker = None
+            return EvalResult.failed(f"wall-clock limit ({self.limits.wall:g} s) exceeded; worker killed",
+                                     seconds=time.perf_counter() - t0)
+        except WorkerError as exc:
+            self._drop(worker)
+            worker = None
+            return EvalResult.failed(str(exc), seconds=time.perf_counter() - t0)
+        finally:
+            self._idle.put(worker)
+
+    def evaluate_many(self, sources: Iterable[str], function_name: str = "equation", n_params: int = 10,
+                      *, call: str = "columns") -> list[EvalResult]:
+        """Evaluate several programs on all workers at once; results in the order given."""
+        sources = list(sources)
+        if self.size == 1 or len(sources) < 2:
+            return [self.evaluate(s, function_name, n_params, call=call) for s in sources]
+        with ThreadPoolExecutor(max_workers=self.size) as ex:
+            return list(ex.map(lambda s: self.evaluate(s, function_name, n_params, call=call), sources))
+
+    def protections(self) -> dict[str, Any]:
+        """What is in force in the workers (starts one if none has run yet)."""
+        if self._protections is None:
+            worker = self._idle.get()
+            try:
+                if worker is None or worker.dead:
+                    worker = self._start_worker()
+            finally:
+                self._idle.put(worker)
+        return dict(self._protections or {})
+
+    def close(self) -> None:
+        """Kill every worker's process group and remove the temporary directories."""
+        self._closed = True
+        with self._lock:
+            workers = list(self._workers)
+            self._workers.clear()
+        for worker in workers:
+            worker.kill()
+
+    def __enter__(self) -> "SandboxPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):  # pragma: no cover - best effort when a caller forgets close()
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # -- internals --------------------------------------------------------------------------------
+    def _start_worker(self) -> SandboxWorker:
+        worker = SandboxWorker(self.limits, self._namespaces, self._landlock)
+        with self._lock:
+            if self._closed:
+                worker.kill()
+                raise RuntimeError("the sandbox pool is closed")
+            self._workers.add(worker)
+            first = self._protections is None
+            self._protections = summarize(worker.protections)
+        if first and not self._warned:
+            self._warned = True
+            for message in fallback_warnings(self._protections):
+                log.warning("SANDBOX FALLBACK: %s", message)
+        return worker
+
+    def _ensure_data(self, worker: SandboxWorker) -> None:
+        with self._lock:
+            data, version = self._data, self._data_version
+        if worker.data_version == version:
+            return
+        reply = worker.request(data, self.limits.startup_seconds)
+        if reply.get("ok") is not True:
+            raise WorkerError(f"the worker refused the data: {reply.get('error')}")
+        worker.data_version = version
+
+    def _drop(self, worker: SandboxWorker | None, replaced: bool = True) -> None:
+        if worker is None:
+            return
+        worker.kill()
+        with self._lock:
+            self._workers.discard(worker)
+            if replaced:
+                self.replaced += 1
+
+
+def summarize(raw: dict[str, Any]) -> dict[str, Any]:
+    """The worker's report, plus the protections the parent itself provides."""
+    out = dict(raw)
+    out.update(
+        process="separate process, own session; killed with SIGKILL to its process group",
+        environment="scrubbed (PATH, HOME, TMPDIR, LANG, thread counts only)",
+        workdir="private temporary directory, removed when the worker ends",
+        output="captured and capped; protocol on its own pipe",
+        wall_clock="parent timer kills and replaces the worker",
+    )
+    return out
+
+
+def fallback_warnings(prot: dict[str, Any]) -> list[str]:
+    messages = []
+    if prot.get("network") != "namespace":
+        messages.append("no network namespace (%s); only Python's socket module is blocked, native code "
+                        "could still reach the network" % prot.get("namespace_error", "unknown"))
+    if not prot.get("pid_namespace"):
+        messages.append("no PID namespace; a forked process that leaves the process group may survive")
+    if prot.get("filesystem") != "landlock":
+        messages.append("no Landlock (%s); programs can read and write wherever this user can"
+                        % prot.get("landlock_error", "unknown"))
+    if prot.get("rlimit_nproc") is not True:
+        messages.append(f"process-count limit not enforced ({prot.get('rlimit_nproc')})")
+    if not prot.get("rlimit_as"):
+        messages.append("memory limit (RLIMIT_AS) not set")
+    return messages
