@@ -389,7 +389,7 @@ class Worker:
         except SyntaxError as exc:
             return {"ok": False, "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
         namespace = {"__name__": "program", "__builtins__": __builtins__}
-        exec(code, namespace)  # noqa: S102 - this is the sandbox; the process is the boundary
+        exec(code, namespace)  # sandboxed: this process is the boundary (rlimits, namespaces, Landlock)  # noqa: S102
         func = namespace.get(name)
         if not callable(func):
             return {"ok": False, "error": f"the program defines no function {name!r}"}
