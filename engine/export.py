@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from . import pareto
+from .atomic import write_atomically
 from .store import RunStore
 
 FORMAT = "keplerlab-run"
@@ -99,21 +100,8 @@ def write_run_json(store: RunStore, run_id: str, path: str | Path) -> Path:
     path = Path(path)
     document = _clean(run_document(store, run_id))
     text = json.dumps(document, indent=1, allow_nan=False)
-    _write_atomically(path, lambda fh: fh.write(text))
+    write_atomically(path, lambda fh: fh.write(text))
     return path
-
-
-def _write_atomically(path: Path, write) -> None:
-    """Write through ``<path>.part`` renamed into place, so a reader never sees half a file;
-    a failed write (full disk, no permission) removes the partial file and raises."""
-    tmp = path.with_name(path.name + ".part")
-    try:
-        with tmp.open("w", newline="", encoding="utf-8") as fh:
-            write(fh)
-        tmp.replace(path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 def read_run_json(path: str | Path) -> dict:
@@ -178,7 +166,7 @@ def write_run_csv(store: RunStore, run_id: str, path: str | Path,
         for row in rows:
             writer.writerow({k: _cell(v) for k, v in row.items()})
 
-    _write_atomically(path, write)
+    write_atomically(path, write)
     return path
 
 

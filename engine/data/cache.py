@@ -8,8 +8,6 @@ rebuilt: generation is deterministic, so the rebuilt arrays are identical.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Callable
@@ -17,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from .. import paths
+from ..atomic import write_atomically
 from ..tasks.model import Split, TaskData
 
 _locks: dict[str, threading.Lock] = {}
@@ -63,11 +62,8 @@ def _write(path: Path, data: TaskData) -> None:
     for name, split in data.splits.items():
         arrays[f"{name}__X"] = split.X
         arrays[f"{name}__y"] = split.y
-    # Write to a temporary file and rename, so a crash never leaves half a cache file.
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    # A crash never leaves half a cache file.
     try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez_compressed(fh, **arrays)
-        os.replace(tmp, path)
+        write_atomically(path, lambda fh: np.savez_compressed(fh, **arrays), binary=True)
     except OSError:
-        Path(tmp).unlink(missing_ok=True)  # a read-only or full cache only costs a rebuild
+        pass  # a read-only or full cache only costs a rebuild

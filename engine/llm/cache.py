@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 
 from .. import paths
+from ..atomic import write_atomically
 
 MODES = ("off", "record", "replay")
 
@@ -75,9 +75,6 @@ class ResponseCache:
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(entry, fh, ensure_ascii=False)
-            os.replace(tmp, path)
+            write_atomically(path, lambda fh: json.dump(entry, fh, ensure_ascii=False))
         except OSError:
             pass  # a cache that cannot be written only loses the recording, never the run
