@@ -1024,6 +1024,10 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--json", action="store_true")
     la.set_defaults(func=cmd_lab_agent)
 
+    from .sweep.cli import add_parser as add_bench_parser
+
+    add_bench_parser(sub)
+
     llm = sub.add_parser("llm", help="the LLM endpoint used by LLM methods")
     lsub = llm.add_subparsers(dest="llm_command", parser_class=_Parser)
     lt = lsub.add_parser("test", help="test the connection: list the endpoint's models and measure latency")

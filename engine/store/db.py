@@ -8,6 +8,10 @@ Tables
 ``candidates``  every model on the Pareto front at every report.
 ``llm_calls``   every LLM request a run made: messages, replies, tokens, latency, status, cost
                 (schema 2; never the API key).
+``sweeps``      one row per benchmark sweep: its plan (suites, methods, seeds, budget), where it
+                ran and how it ended (schema 3).
+``sweep_units`` every task × method × seed of a sweep: its status, the run it produced, the
+                worker, and every attempt (a lost worker is an attempt) (schema 3).
 
 A :class:`RunStore` holds one connection and must be used from one thread; each thread
 (the GUI, a run's worker) opens its own store on the same file, which WAL mode allows.
@@ -31,7 +35,7 @@ from typing import Any, Iterable
 
 from .. import __version__, paths
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -100,7 +104,43 @@ CREATE TABLE IF NOT EXISTS llm_calls (
 );
 """
 
-_SCHEMA = _SCHEMA_V1 + _SCHEMA_V2
+# Added in schema 3 (issue 8: sweeps). A unit's run is an ordinary row of ``runs``.
+_SCHEMA_V3 = """
+CREATE TABLE IF NOT EXISTS sweeps (
+    id           TEXT PRIMARY KEY,
+    created_at   REAL NOT NULL,
+    finished_at  REAL,
+    spec         TEXT NOT NULL,
+    spec_key     TEXT NOT NULL,
+    status       TEXT NOT NULL,
+    backend      TEXT,
+    pid          INTEGER,
+    host         TEXT,
+    note         TEXT
+);
+CREATE INDEX IF NOT EXISTS sweeps_key ON sweeps(spec_key, created_at);
+CREATE TABLE IF NOT EXISTS sweep_units (
+    sweep_id   TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    task_id    TEXT NOT NULL,
+    method     TEXT NOT NULL,
+    seed       INTEGER,
+    config     TEXT NOT NULL,
+    status     TEXT NOT NULL,
+    run_id     TEXT,
+    attempts   INTEGER NOT NULL DEFAULT 0,
+    worker     TEXT,
+    error      TEXT,
+    history    TEXT,
+    PRIMARY KEY (sweep_id, seq)
+);
+CREATE INDEX IF NOT EXISTS sweep_units_run ON sweep_units(run_id);
+"""
+
+_SCHEMA = _SCHEMA_V1 + _SCHEMA_V2 + _SCHEMA_V3
+
+#: The statements each schema version adds to the one before it (for _migrate).
+_UPGRADES = {2: _SCHEMA_V2, 3: _SCHEMA_V3}
 
 #: Statuses a run can end in; "running" is the only live one.
 FINAL_STATUSES = ("finished", "cancelled", "failed", "interrupted")
@@ -273,10 +313,13 @@ class RunStore:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             current = self._schema_version()  # another process may have migrated meanwhile
-            if current is not None and current < 2:
-                for statement in _SCHEMA_V2.split(";"):
-                    if statement.strip():
-                        self.conn.execute(statement)
+            for target in sorted(_UPGRADES):
+                if current is not None and current < target:
+                    if target == 3:
+                        self._add_late_columns()  # schema-2 development files lacked llm_calls.purpose
+                    for statement in _UPGRADES[target].split(";"):
+                        if statement.strip():
+                            self.conn.execute(statement)
             self.conn.execute(
                 "UPDATE meta SET value=? WHERE key='schema_version' AND CAST(value AS INTEGER) < ?",
                 (str(SCHEMA_VERSION), SCHEMA_VERSION),
@@ -312,6 +355,13 @@ class RunStore:
                 "error='the process running it ended unexpectedly' WHERE id=?",
                 (run_id,),
             )
+        sweeps = self.conn.execute("SELECT id, pid, host FROM sweeps WHERE status='running'").fetchall()
+        for row in sweeps:
+            if row["host"] == host and not _pid_alive(row["pid"]):
+                self._write("UPDATE sweeps SET status='interrupted' WHERE id=?", (row["id"],))
+                self._write("UPDATE sweep_units SET status='interrupted', "
+                            "error='the sweep ended unexpectedly' WHERE sweep_id=? AND status='running'",
+                            (row["id"],))
         return len(stale)
 
     # ------------------------------------------------------------------ writing
@@ -423,6 +473,136 @@ class RunStore:
                 run_id,
             ),
         )
+
+    # ------------------------------------------------------------------ runs made elsewhere
+
+    def export_run(self, run_id: str) -> dict:
+        """Everything recorded of one run (its row, events, candidates and LLM calls) as plain
+        data: how a sweep's worker, which writes to a store of its own, hands a run back."""
+        row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise KeyError(run_id)
+
+        def rows(sql: str) -> list[dict]:
+            return [dict(r) for r in self.conn.execute(sql, (run_id,)).fetchall()]
+
+        return {
+            "run": dict(row),
+            "events": rows("SELECT * FROM events WHERE run_id=? ORDER BY seq"),
+            "candidates": rows("SELECT * FROM candidates WHERE run_id=? ORDER BY report, complexity"),
+            "llm_calls": rows("SELECT * FROM llm_calls WHERE run_id=? ORDER BY seq"),
+        }
+
+    def import_run(self, bundle: dict) -> str:
+        """Add a run exported by :meth:`export_run` (from another process or machine), in one
+        transaction: all of it or nothing. A run id already present is replaced, so importing
+        the same result twice (a retried hand-over) leaves one copy."""
+        run = dict(bundle["run"])
+        run_id = run["id"]
+
+        def insert(table: str, row: dict) -> None:
+            columns = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            self.conn.execute(f"INSERT INTO {table}({columns}) VALUES ({marks})", tuple(row.values()))
+
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN")
+                self.conn.execute("DELETE FROM runs WHERE id=?", (run_id,))  # cascades to its rows
+                insert("runs", run)
+                for table in ("events", "candidates", "llm_calls"):
+                    for item in bundle.get(table, ()):
+                        insert(table, {**item, "run_id": run_id})
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+        for counters in (self._seq, self._report, self._llm_seq):
+            counters.pop(run_id, None)
+        return run_id
+
+    # ------------------------------------------------------------------ sweeps
+
+    def create_sweep(self, spec: dict, spec_key: str, backend: str, units: list[dict]) -> str:
+        """Record a planned sweep and its units (dicts with task_id, method, seed, config)."""
+        sweep_id = uuid.uuid4().hex[:12]
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN")
+                self.conn.execute(
+                    "INSERT INTO sweeps(id, created_at, spec, spec_key, status, backend, pid, host) "
+                    "VALUES (?, ?, ?, ?, 'running', ?, ?, ?)",
+                    (sweep_id, time.time(), _json(spec), spec_key, backend, os.getpid(), socket.gethostname()),
+                )
+                self.conn.executemany(
+                    "INSERT INTO sweep_units(sweep_id, seq, task_id, method, seed, config, status, history) "
+                    "VALUES (?, ?, ?, ?, ?, ?, 'pending', '[]')",
+                    [(sweep_id, i, u["task_id"], u["method"], u.get("seed"), _json(u.get("config") or {}))
+                     for i, u in enumerate(units)],
+                )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+        return sweep_id
+
+    def reopen_sweep(self, sweep_id: str, backend: str) -> None:
+        """A resumed sweep runs again in this process."""
+        self._write("UPDATE sweeps SET status='running', finished_at=NULL, backend=?, pid=?, host=? WHERE id=?",
+                    (backend, os.getpid(), socket.gethostname(), sweep_id))
+
+    def latest_sweep(self, spec_key: str) -> str | None:
+        """The most recent sweep with this plan (for ``--resume``)."""
+        row = self.conn.execute(
+            "SELECT id FROM sweeps WHERE spec_key=? ORDER BY created_at DESC LIMIT 1", (spec_key,)
+        ).fetchone()
+        return row["id"] if row else None
+
+    def get_sweep(self, sweep_id: str) -> dict | None:
+        row = self.conn.execute("SELECT * FROM sweeps WHERE id=?", (sweep_id,)).fetchone()
+        if row is None:
+            return None
+        out = dict(row)
+        out["spec"] = _unjson(row["spec"])
+        counts = self.conn.execute(
+            "SELECT status, COUNT(*) AS n FROM sweep_units WHERE sweep_id=? GROUP BY status", (sweep_id,)
+        ).fetchall()
+        out["units"] = {r["status"]: r["n"] for r in counts}
+        return out
+
+    def list_sweeps(self, limit: int = 100) -> list[dict]:
+        rows = self.conn.execute("SELECT id FROM sweeps ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
+        return [self.get_sweep(r["id"]) for r in rows]
+
+    def sweep_units(self, sweep_id: str) -> list[dict]:
+        rows = self.conn.execute("SELECT * FROM sweep_units WHERE sweep_id=? ORDER BY seq", (sweep_id,)).fetchall()
+        units = []
+        for r in rows:
+            unit = dict(r)
+            unit["config"] = _unjson(r["config"])
+            unit["history"] = json.loads(r["history"]) if r["history"] else []
+            units.append(unit)
+        return units
+
+    def update_unit(self, sweep_id: str, seq: int, *, status: str, run_id: str | None = None,
+                    worker: str | None = None, error: str | None = None, attempt: dict | None = None) -> None:
+        """Set a unit's status (pending, running, finished, failed, cancelled, interrupted, lost);
+        ``attempt`` (what happened to one try: worker, outcome, error, time) is appended to its
+        history and counts as an attempt."""
+        row = self.conn.execute("SELECT attempts, history FROM sweep_units WHERE sweep_id=? AND seq=?",
+                                (sweep_id, seq)).fetchone()
+        if row is None:
+            raise KeyError(f"sweep {sweep_id} has no unit {seq}")
+        history = json.loads(row["history"]) if row["history"] else []
+        attempts = row["attempts"]
+        if attempt is not None:
+            history.append({"t": time.time(), **attempt})
+            attempts += 1
+        self._write(
+            "UPDATE sweep_units SET status=?, run_id=COALESCE(?, run_id), worker=COALESCE(?, worker), error=?, "
+            "attempts=?, history=? WHERE sweep_id=? AND seq=?",
+            (status, run_id, worker, error, attempts, _json(history), sweep_id, seq),
+        )
+
+    def finish_sweep(self, sweep_id: str, status: str, note: str | None = None) -> None:
+        self._write("UPDATE sweeps SET status=?, finished_at=?, note=? WHERE id=?",
+                    (status, time.time(), note, sweep_id))
 
     # ------------------------------------------------------------------ reading
 

@@ -219,7 +219,7 @@ def schema_version(db) -> str:
         conn.close()
 
 
-def test_new_store_has_schema_2_and_llm_calls(db):
+def test_new_store_has_schema_3_and_llm_calls(db):
     with RunStore(db) as store:
         run_id = store.create_run("t", "llmsr", {}, 0)
         record = {"model": "m", "messages": [{"role": "user", "content": "nan"}], "replies": ["x*2", "inf"],
@@ -227,7 +227,7 @@ def test_new_store_has_schema_2_and_llm_calls(db):
                   "cost": 0.001, "attempts": 2}
         assert store.add_llm_call(run_id, record) == 1
         assert store.add_llm_call(run_id, {**record, "status": "error", "error": "HTTP 500", "replies": []}) == 2
-    assert schema_version(db) == "2"
+    assert schema_version(db) == "3"
     assert not (db.parent / (db.name + ".v1-backup")).exists()  # nothing to migrate, no backup
     with RunStore(db) as store:
         first, second = store.llm_calls(run_id)
@@ -246,7 +246,7 @@ def test_v1_store_is_backed_up_and_migrated(db):
         assert store.events("abc123def456")[0]["message"] == "old"
         store.add_llm_call("abc123def456", {"model": "m", "messages": [], "replies": ["r"], "status": "ok"})
         assert store.llm_calls("abc123def456")[0]["replies"] == ["r"]
-    assert schema_version(db) == "2"
+    assert schema_version(db) == "3"
     backup = db.parent / (db.name + ".v1-backup")
     assert backup.exists()
     assert schema_version(backup) == "1"
@@ -261,14 +261,66 @@ def test_v1_store_is_backed_up_and_migrated(db):
         assert len(store.llm_calls("abc123def456")) == 1
 
 
-def test_schema_3_is_refused_and_left_untouched(db):
+def test_schema_4_is_refused_and_left_untouched(db):
     with RunStore(db):
         pass
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    conn.execute("UPDATE meta SET value='4' WHERE key='schema_version'")
     conn.commit()
     conn.close()
-    with pytest.raises(StoreError, match=r"newer Kepler Lab \(schema 3, this version reads 2\)"):
+    with pytest.raises(StoreError, match=r"newer Kepler Lab \(schema 4, this version reads 3\)"):
         RunStore(db)
-    assert schema_version(db) == "3"
+    assert schema_version(db) == "4"
     assert not list(db.parent.glob("*-backup"))
+
+
+def test_v2_store_gains_the_sweep_tables_after_a_backup(db):
+    with RunStore(db) as store:
+        run_id = store.create_run("suite/T1", "gp", {"seed": 0}, 0)
+        store.finish_run(run_id, "finished", expression="x")
+    conn = sqlite3.connect(db)  # make it a schema-2 file: no sweep tables
+    conn.executescript("DROP TABLE sweep_units; DROP TABLE sweeps; UPDATE meta SET value='2' WHERE key='schema_version';")
+    conn.commit()
+    conn.close()
+    with RunStore(db) as store:
+        assert store.get_run(run_id).expression == "x"
+        sweep_id = store.create_sweep({"suites": ["suite"]}, "k", "local", [{"task_id": "suite/T1", "method": "gp"}])
+        assert store.sweep_units(sweep_id)[0]["status"] == "pending"
+    assert schema_version(db) == "3"
+    assert schema_version(db.parent / (db.name + ".v2-backup")) == "2"
+
+
+def test_a_run_exported_from_one_store_imports_whole_into_another(tmp_path):
+    with RunStore(tmp_path / "worker.db") as worker:
+        run_id = worker.create_run("suite/T1", "gp", {"seed": 3}, 3)
+        worker.add_event(run_id, "progress", {"iteration": 1, "best_loss": 0.5})
+        worker.add_pareto(run_id, 1, [{"expression": "x", "complexity": 1, "loss": 0.5}])
+        worker.add_llm_call(run_id, {"model": "m", "messages": [], "replies": ["r"], "status": "ok"})
+        worker.finish_run(run_id, "finished", expression="x", metrics={"id": {"nmse": 0.5}})
+        bundle = worker.export_run(run_id)
+    with RunStore(tmp_path / "main.db") as main:
+        main.import_run(bundle)
+        main.import_run(bundle)  # a retried hand-over keeps one copy
+        assert main.get_run(run_id).metrics == {"id": {"nmse": 0.5}}
+        assert [e["kind"] for e in main.events(run_id)] == ["progress"]
+        assert main.last_front(run_id)[0]["expression"] == "x"
+        assert main.llm_calls(run_id)[0]["replies"] == ["r"]
+        assert main.add_event(run_id, "log", {"message": "more"}) == 2  # numbering continues
+        assert len(main.list_runs()) == 1
+
+
+def test_sweep_units_record_attempts_and_a_dead_sweep_is_marked_interrupted(db):
+    with RunStore(db) as store:
+        sweep_id = store.create_sweep({}, "k", "local", [{"task_id": "a", "method": "gp", "seed": 0},
+                                                          {"task_id": "b", "method": "gp", "seed": 0}])
+        store.update_unit(sweep_id, 0, status="running", worker="w1")
+        store.update_unit(sweep_id, 0, status="pending", error="worker lost", attempt={"worker": "w1", "outcome": "lost"})
+        store.update_unit(sweep_id, 1, status="running", worker="w2")
+        unit = store.sweep_units(sweep_id)[0]
+        assert unit["attempts"] == 1 and unit["history"][0]["outcome"] == "lost" and unit["worker"] == "w1"
+        assert store.latest_sweep("k") == sweep_id and store.latest_sweep("other") is None
+        store.conn.execute("UPDATE sweeps SET pid=999999999")  # as if its process had died
+    with RunStore(db) as store:
+        sweep = store.get_sweep(sweep_id)
+        assert sweep["status"] == "interrupted"
+        assert sweep["units"] == {"pending": 1, "interrupted": 1}
