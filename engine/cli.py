@@ -1024,9 +1024,11 @@ def build_parser() -> argparse.ArgumentParser:
     la.add_argument("--json", action="store_true")
     la.set_defaults(func=cmd_lab_agent)
 
+    from .report.cli import add_parser as add_report_parser
     from .sweep.cli import add_parser as add_bench_parser
 
     add_bench_parser(sub)
+    add_report_parser(sub)
 
     llm = sub.add_parser("llm", help="the LLM endpoint used by LLM methods")
     lsub = llm.add_subparsers(dest="llm_command", parser_class=_Parser)
