@@ -360,7 +360,7 @@ def test_csv_parses_with_full_precision(store):
             and r["Method"] == "gp"][0]
     assert float(chem["SA (%)"]) == 100 / 3  # repr round-trips exactly
     assert chem["Model"] == "" and chem["OOD Acc0.1 (%)"] == "0.0"
-    assert formats.render(ts, "csv", which="summary").startswith("table,row,method")
+    assert formats.render(ts, "csv", which="summary").startswith("table,row,Method")
 
 
 def test_markdown_has_flattened_headers_italic_published_and_notes(store):
