@@ -261,6 +261,11 @@ class MainWindow(QMainWindow):
         self.robustness_action.setStatusTip("Recovery rate of a method along ERBench's robustness axes")
         self.robustness_action.triggered.connect(self.open_robustness)
         run_menu.addAction(self.robustness_action)
+        self.sweep_action = QAction("S&weep…", self)
+        self.sweep_action.setShortcut(QKeySequence("Ctrl+Shift+B"))
+        self.sweep_action.setStatusTip("Run methods over whole suites (every task × method × seed), here or on a Dask cluster")
+        self.sweep_action.triggered.connect(lambda: self.open_sweep())
+        run_menu.addAction(self.sweep_action)
         run_menu.addSeparator()
         self.llm_settings_action = QAction("&LLM settings…", self)
         self.llm_settings_action.setStatusTip("Endpoint, model, sampling, prices, budget and cache of LLM methods")
@@ -280,6 +285,11 @@ class MainWindow(QMainWindow):
         self.lab_action.setStatusTip("The NewtonBench virtual lab: run experiments, fit and submit a law")
         self.lab_action.triggered.connect(self.show_lab)
         view_menu.addAction(self.lab_action)
+        self.leaderboard_action = QAction("Lea&derboard", self)
+        self.leaderboard_action.setShortcut(QKeySequence("Ctrl+Shift+L"))
+        self.leaderboard_action.setStatusTip("Stored runs in the papers' table layouts, beside the published numbers")
+        self.leaderboard_action.triggered.connect(lambda: self.open_leaderboard())
+        view_menu.addAction(self.leaderboard_action)
         view_menu.addSeparator()
         reset = QAction("Reset &layout", self)
         reset.triggered.connect(self._reset_layout)
@@ -343,6 +353,46 @@ class MainWindow(QMainWindow):
         view.show()
         view.raise_()
         return view
+
+    # ------------------------------------------------------------------ sweeps and the leaderboard
+
+    def open_sweep(self):
+        """Run ▸ Sweep…: one modeless dialog, kept while the window lives (a sweep keeps running
+        when it is closed)."""
+        from widgets.sweep_dialog import SweepDialog
+
+        dialog = getattr(self, "sweep_dialog", None)
+        if dialog is None:
+            selected = [self.current_task.id.rsplit("/", 1)[0]] if self.current_task is not None else []
+            dialog = self.sweep_dialog = SweepDialog(self.db_path, list(self.tasks), self, selected)
+            dialog.sweep_finished.connect(self._sweep_finished)
+            dialog.leaderboard_requested.connect(lambda sweep_id: self.open_leaderboard(sweep_id or None))
+        elif not dialog.is_running() and dialog.registry_count != len(self.tasks):
+            dialog.set_task_ids(list(self.tasks))  # the catalog finished loading after the dialog opened
+        dialog.show()
+        dialog.raise_()
+        return dialog
+
+    def _sweep_finished(self, ended) -> None:
+        self.refresh_history()
+        board = getattr(self, "leaderboard", None)
+        if board is not None and board.isVisible():
+            board.refresh()
+
+    def open_leaderboard(self, sweep_id: str | None = None):
+        """View ▸ Leaderboard: a window of its own, kept while the main window lives."""
+        from widgets.leaderboard import LeaderboardWindow
+
+        board = getattr(self, "leaderboard", None)
+        if board is None:
+            board = self.leaderboard = LeaderboardWindow(self.db_path, self)
+        if sweep_id is not None:
+            board.set_sweep(sweep_id)
+        else:
+            board.refresh()
+        board.show()
+        board.raise_()
+        return board
 
     # ------------------------------------------------------------------ your own data
 
@@ -951,6 +1001,10 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         if getattr(self, "robustness_view", None) is not None:
             self.robustness_view.shutdown()
+        if getattr(self, "sweep_dialog", None) is not None:
+            self.sweep_dialog.shutdown()  # running units are abandoned; --resume runs them again
+        if getattr(self, "leaderboard", None) is not None:
+            self.leaderboard.close()
         if getattr(self, "import_dialog", None) is not None:
             self.import_dialog.loader.wait_all()  # an import finishes: all or nothing is stored
         if getattr(self, "llm_settings_dialog", None) is not None:
