@@ -94,7 +94,7 @@ class SweepDialog(QDialog):
         self._durations: list[float] = []
         self._workers = 1
         self._started_at = 0.0
-        self._rows: dict[int, int] = {}
+        self._running: dict[int, str] = {}  # seq -> worker, units a Dask worker has started
 
         # --- what to run
         self.tree = QTreeWidget()
@@ -165,8 +165,14 @@ class SweepDialog(QDialog):
         self.table.setHorizontalHeaderLabels(["Task", "Method", "Seed", "Status", "Test NMSE", "Seconds", "Worker", "Model"])
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.horizontalHeader().setSectionResizeMode(7, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(7, QHeaderView.ResizeMode.Stretch)
+        for column, width in enumerate((230, 60, 45, 80, 85, 65, 150)):
+            self.table.setColumnWidth(column, width)
+        self.table.setWordWrap(False)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(22)
         self.log = QPlainTextEdit()
         self.log.setReadOnly(True)
         self.log.setMaximumBlockCount(2000)
@@ -213,6 +219,7 @@ class SweepDialog(QDialog):
         inner.addWidget(self.table)
         inner.addWidget(self.log)
         inner.setStretchFactor(0, 4)
+        inner.setSizes([560, 120])
         column.addWidget(inner, 1)
         splitter = QSplitter()
         splitter.addWidget(left)
@@ -265,6 +272,10 @@ class SweepDialog(QDialog):
         for item in self._items():
             if item.data(0, PREFIX_ROLE) == prefix:
                 item.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+                parent = item.parent()
+                while parent is not None:
+                    parent.setExpanded(True)
+                    parent = parent.parent()
                 return
         raise KeyError(prefix)
 
@@ -357,7 +368,7 @@ class SweepDialog(QDialog):
         spec, resume, db_path = self.spec(), self.resume.isChecked(), self.db_path
         self.context = context = SweepContext()
         self.table.setRowCount(0)
-        self._rows.clear()
+        self._running.clear()
         self.log.clear()
         self._done, self._durations, self._started_at = 0, [], time.monotonic()
         self._workers = workers or 1
@@ -416,18 +427,21 @@ class SweepDialog(QDialog):
                 self.progress.setRange(0, 1)
                 self.progress.setValue(1)
         elif isinstance(item, UnitStarted):
-            self.log.appendPlainText(f"unit {item.seq} started on {item.worker}")
+            self._running[item.seq] = item.worker
         elif isinstance(item, UnitRetried):
             self.log.appendPlainText(f"retrying {item.task_id} (attempt {item.attempt + 1}): {item.reason}")
         elif isinstance(item, UnitDone):
+            self._running.pop(item.seq, None)
             self._done += 1
             if item.seconds:
                 self._durations.append(item.seconds)
             self.progress.setValue(self._done)
             self._add_row(item)
             left = eta(self._durations, self._todo - self._done, self._workers)
+            running = f" · {len(self._running)} running on {len(set(self._running.values()))} worker(s)" \
+                if self._running else ""
             self.eta_label.setText(f"Elapsed {_fmt_seconds(time.monotonic() - self._started_at)} · "
-                                   f"ETA {_fmt_seconds(left)}")
+                                   f"ETA {_fmt_seconds(left)}{running}")
             if item.error and item.status != "finished":
                 self.log.appendPlainText(f"{item.task_id} · {item.method}: {item.status} — {item.error.splitlines()[0]}")
         elif isinstance(item, SweepEnded):
@@ -442,11 +456,14 @@ class SweepDialog(QDialog):
         self.table.insertRow(row)
         nmse = "–" if item.nmse is None else f"{item.nmse:.3g}"
         seconds = "–" if item.seconds is None else f"{item.seconds:.1f}"
-        cells = [item.task_id, item.method, str(item.seed), item.status, nmse, seconds, item.worker or "–",
+        worker = (item.worker or "–").removeprefix("tcp://")
+        short = "/".join(item.task_id.split("/")[-2:])  # the group and the name; the tooltip has the id
+        cells = [short, item.method, str(item.seed), item.status, nmse, seconds, worker,
                  item.expression or (item.error or "")]
+        tips = [item.task_id, item.method, str(item.seed), item.status, nmse, seconds, item.worker or "–", cells[7]]
         for column, text in enumerate(cells):
             cell = QTableWidgetItem(text)
-            cell.setToolTip(text)
+            cell.setToolTip(tips[column])
             if column in (2, 4, 5):
                 cell.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(row, column, cell)
