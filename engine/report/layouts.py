@@ -243,7 +243,9 @@ def _published_notes(notes: Sequence[str]) -> list[str]:
     seen: list[str] = []
     for note in notes:
         for sentence in re.split(r"(?<=[.!?])\s+", note.strip()):
-            if sentence and sentence not in seen:
+            # Which cells the paper underlined is a per-row fact (kept in the JSON); summed over a
+            # table it is noise.
+            if sentence and sentence not in seen and not sentence.startswith("Underlined"):
                 seen.append(sentence)
     return [f"Published: {' '.join(seen)}"] if seen else []
 
