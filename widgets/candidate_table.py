@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex, QSortFilterProxyModel, Qt, QTimer,
+                            Signal)
 from PySide6.QtGui import QAction, QBrush, QColor, QFont, QGuiApplication
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -67,9 +68,17 @@ class CandidateModel(QAbstractTableModel):
         self.recommended: int | None = None
         self.scores: dict[str, object] = {}  # expression -> engine.candidates.CandidateScore
         self.scoring = False  # a scorer is working on these rows
+        # Scores arrive one candidate at a time; the view hears of them at most every 100 ms, in
+        # one dataChanged (each one makes the proxy and the view re-examine the rows).
+        self._changed_rows: set[int] = set()
+        self._flush = QTimer(self)
+        self._flush.setSingleShot(True)
+        self._flush.setInterval(100)
+        self._flush.timeout.connect(self._flush_scores)
 
     def set_rows(self, rows: list[dict], chosen: str | None = None) -> None:
         self.beginResetModel()
+        self._changed_rows.clear()
         self.rows = sorted((dict(r) for r in rows), key=lambda r: (r["complexity"], r["expression"]))
         self.chosen = chosen
         self.recommended = pareto.recommended_index(self.rows)
@@ -90,10 +99,16 @@ class CandidateModel(QAbstractTableModel):
         self._changed(ID_NMSE, SA)
 
     def set_score(self, score) -> None:
-        self.scores[score.expression] = score
-        for r, row in enumerate(self.rows):
-            if row["expression"] == score.expression:
-                self.dataChanged.emit(self.index(r, ID_NMSE), self.index(r, SA))
+        self.scores[score.expression] = score  # data() reads it at once; the view repaints soon
+        self._changed_rows.update(r for r, row in enumerate(self.rows) if row["expression"] == score.expression)
+        if self._changed_rows and not self._flush.isActive():
+            self._flush.start()
+
+    def _flush_scores(self) -> None:
+        rows = [r for r in self._changed_rows if r < len(self.rows)]
+        self._changed_rows.clear()
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), ID_NMSE), self.index(max(rows), SA))
 
     def chosen_row(self) -> int | None:
         return next((i for i, r in enumerate(self.rows) if self.chosen and r["expression"] == self.chosen), None)
@@ -208,8 +223,15 @@ class CandidateTable(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._context_menu)
         header = self.view.horizontalHeader()
+        # Fixed widths from the font, not ResizeToContents: that measures every cell of the column
+        # whenever any cell changes, and scores arriving for a long front then stall the window.
+        metrics = self.view.fontMetrics()
+        samples = {MARK: "★●", COMPLEXITY: "Complexity", TRAIN: "8.88e-88", ID_NMSE: "8.88e-88",
+                   OOD_NMSE: "8.88e-88", SA: "SA"}
         for col in range(len(_COLUMNS) - 1):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            text = max(_COLUMNS[col], samples[col], key=metrics.horizontalAdvance)
+            self.view.setColumnWidth(col, metrics.horizontalAdvance(text) + 22)
         header.setSectionResizeMode(EXPRESSION, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(24)
         self.caption = QLabel()
