@@ -23,6 +23,7 @@ def _crash_once(unit: dict) -> None:
 
 
 def pool_crash_once(unit: dict, stop_path: str, threads: int | None = None) -> dict:
+    open(work.start_marker(stop_path, unit["seq"]), "w").close()  # started, as run_unit_file_stop says
     _crash_once(unit)
     return work.run_unit_file_stop(unit, stop_path, threads)
 

@@ -314,8 +314,19 @@ class SweepDialog(QDialog):
                 if self.methods.item(r).checkState() == Qt.CheckState.Checked]
 
     def spec(self) -> SweepSpec:
-        return SweepSpec(tuple(self.selected_suites()), tuple(self.selected_methods()), self.seeds.value(),
-                         float(self.seconds.value()), self.noise.currentData())
+        """The plan as chosen. LLM methods and agents use the endpoint, model, key variable,
+        cache and budget saved in Run ▸ LLM settings…, as single runs do."""
+        methods = tuple(self.selected_methods())
+        extra: dict = {}
+        if any(name in LAB_METHODS[1:] or "llm" in m.get_method(name).default_config()
+               for name in methods if name != "agent:baseline"):
+            from app import settings
+
+            saved = settings.load_llm_settings()
+            extra = {k: saved[k] for k in ("llm", "llm_cache", "llm_prices", "max_llm_calls", "max_llm_cost")
+                     if saved.get(k) is not None}
+        return SweepSpec(tuple(self.selected_suites()), methods, self.seeds.value(),
+                         float(self.seconds.value()), self.noise.currentData(), extra)
 
     def _plan_soon(self) -> None:
         self._plan_timer.start()
@@ -326,11 +337,11 @@ class SweepDialog(QDialog):
             self.plan_label.setText("Tick at least one suite and one method.")
             return 0
         try:
-            planned = plan(self.spec())
+            planned = plan(self.spec(), count_only=True)  # a count: cheap for any number of seeds
         except PlanError as exc:
             self.plan_label.setText(f"<span style='color:#b00020'>{exc}</span>")
             return 0
-        runs = len(planned.units)
+        runs = planned.total
         estimate = runs * self.seconds.value() / max(1, self._worker_count())
         text = f"<b>{runs} run(s)</b>, about {_fmt_seconds(estimate)} at {self.seconds.value():g} s each"
         if planned.skipped:
@@ -415,7 +426,7 @@ class SweepDialog(QDialog):
             self.status.setText(item[1])
         elif isinstance(item, SweepPlanned):
             self._todo = item.todo
-            self._workers = max(1, self._workers if self.where_dask.isChecked() else 1)
+            self._workers = item.workers  # a remote cluster's workers count too
             self.progress.setRange(0, max(item.todo, 1))
             self.progress.setValue(0)
             verb = "Resuming" if item.resumed else "Running"

@@ -37,7 +37,18 @@ from . import work
 
 
 class WorkerLost(RuntimeError):
-    """The process or machine running a unit went away before it returned."""
+    """The process or machine running a unit went away before it returned. ``started`` is
+    False for a unit that was only waiting in the queue of a pool that broke: it is queued
+    again without counting an attempt."""
+
+    def __init__(self, message: str, started: bool = True):
+        super().__init__(message)
+        self.started = started
+
+
+class BackendLost(RuntimeError):
+    """The cluster itself went away (the Dask scheduler's connection was lost): nothing more can
+    run there; the sweep ends and ``--resume`` runs the rest."""
 
 
 def _ignore_sigint() -> None:
@@ -82,11 +93,17 @@ class LocalPool:
             self._pool = self._new_pool()
         return done
 
-    @staticmethod
-    def outcome(future) -> dict:
+    def outcome(self, future) -> dict:
+        unit = self._futures.pop(future, None)
         exc = future.exception()
         if isinstance(exc, BrokenProcessPool):
-            raise WorkerLost("a worker process ended unexpectedly (it was killed or crashed)")
+            started = False
+            if unit is not None:
+                marker = work.start_marker(self._stop_path, unit["seq"])
+                started = os.path.exists(marker)
+                if started:
+                    os.remove(marker)
+            raise WorkerLost("a worker process ended unexpectedly (it was killed or crashed)", started)
         return future.result()
 
     def started(self) -> list[tuple[int, str, bool]]:
@@ -97,11 +114,12 @@ class LocalPool:
             pass
 
     def reset(self) -> None:
-        """Clear a stop request (a new sweep on the same pool)."""
-        try:
-            os.remove(self._stop_path)
-        except FileNotFoundError:
-            pass
+        """Clear a stop request and the start markers (a new sweep on the same pool)."""
+        for name in os.listdir(self._folder):
+            try:
+                os.remove(os.path.join(self._folder, name))
+            except FileNotFoundError:
+                pass
 
     def close(self, kill: bool = False) -> None:
         if kill:
@@ -136,10 +154,11 @@ class DaskBackend:
                 self.client = Client(self._cluster)
                 self.address = self._cluster.scheduler_address
                 self.threads = threads or max(1, (os.cpu_count() or 1) // n)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # unreachable, timed out, or not an address
             if self._cluster is not None:
                 self._cluster.close()
-            raise ConnectionError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+            where = f"the Dask scheduler at {scheduler}" if scheduler else "a local Dask cluster"
+            raise ConnectionError(f"cannot reach {where}: {exc}") from None
         self.workers = len(self.client.scheduler_info().get("workers", {}))
         self._event_name = f"keplerlab-stop-{uuid.uuid4().hex[:8]}"
         self._stop_event = Event(self._event_name, client=self.client)
@@ -167,12 +186,17 @@ class DaskBackend:
 
     @staticmethod
     def outcome(future) -> dict:
+        from concurrent.futures import CancelledError
+
+        from distributed.client import FuturesCancelledError
         from distributed.scheduler import KilledWorker
 
         try:
             return future.result()
         except KilledWorker as exc:
             raise WorkerLost(f"the Dask workers running it were lost ({exc})") from None
+        except (FuturesCancelledError, CancelledError) as exc:
+            raise BackendLost(f"the Dask scheduler's connection was lost ({exc})") from None
 
     def started(self) -> list[tuple[int, str, bool]]:
         """(seq, worker, again) for each unit start announced since the last call; ``again`` when

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import signal
 import sys
 import time
@@ -12,6 +13,10 @@ from typing import Any
 from ..store import RunStore, StoreError
 from .plan import PlanError, SweepSpec
 from .runner import (SweepContext, SweepEnded, SweepPlanned, UnitDispatched, UnitDone, UnitRetried, eta, sweep)
+
+
+#: A Dask scheduler address: protocol, host and port.
+SCHEDULER = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s:/]+:\d{1,5}$")
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +42,8 @@ def add_parser(sub: Any) -> None:
     bench.add_argument("--resume", nargs="?", const=True, default=False, metavar="SWEEP",
                        help="continue the latest sweep with the same plan (or the sweep with this id): "
                             "finished units are skipped, interrupted ones run again")
+    bench.add_argument("--retry-failed", action="store_true",
+                       help="with --resume: also run again the units whose run failed")
     bench.add_argument("--json", action="store_true", help="print the sweep's result as one JSON object")
     bench.add_argument("--quiet", action="store_true", help="no progress on stderr")
     llm = bench.add_argument_group("LLM methods and agents")
@@ -81,6 +88,10 @@ def spec_from_args(args: argparse.Namespace) -> SweepSpec:
         raise UsageError("--noise must be a percentage ≥ 0")
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
+    if args.scheduler is not None and not SCHEDULER.match(args.scheduler.strip()):
+        raise UsageError(f"--scheduler must be a Dask scheduler address such as tcp://host:8786, not '{args.scheduler}'")
+    if args.retry_failed and not args.resume:
+        raise UsageError("--retry-failed goes with --resume")
     suites = tuple(s.strip() for s in args.suite.split(",") if s.strip())
     methods = tuple(s.strip() for s in args.method.split(",") if s.strip())
     return SweepSpec(suites, methods, args.seeds, args.seconds, args.noise or None, _settings(args))
@@ -183,19 +194,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     backend = None
     ended: SweepEnded | None = None
     units: list[dict] = []
-    previous = signal.signal(signal.SIGINT, on_interrupt)
+    previous = signal.getsignal(signal.SIGINT)
     try:
         from .plan import plan
 
-        plan(spec)  # a bad plan is a usage error before any cluster is started
-        try:
-            backend = make_backend(args.workers, args.scheduler)
+        plan(spec, count_only=True)  # a bad plan is a usage error before any cluster is started
+        try:  # Ctrl-C here ends the command at once (KeyboardInterrupt): nothing has run yet
+            backend = make_backend(args.workers, args.scheduler.strip() if args.scheduler else None)
         except (ConnectionError, OSError, TimeoutError) as exc:
             _err(f"error: {exc}")
             return EXIT_FAILURE
-        for event in sweep(spec, store, backend, resume=args.resume, context=context):
+        except KeyboardInterrupt:
+            _err("stopped before the sweep started")
+            return 130
+        signal.signal(signal.SIGINT, on_interrupt)
+        for event in sweep(spec, store, backend, resume=args.resume, retry_failed=args.retry_failed,
+                           context=context):
             if isinstance(event, SweepPlanned):
-                progress.planned(event, getattr(backend, "workers", 1))
+                progress.planned(event, event.workers)
             elif isinstance(event, UnitDone):
                 progress.unit_done(event)
                 units.append({"seq": event.seq, "task": event.task_id, "method": event.method, "seed": event.seed,
@@ -229,4 +245,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print(f"  {ended.message}")
         print(f"  keplerlab report --sweep {ended.sweep_id}" + (f" --db {args.db}" if args.db else "")
               + "   tabulates it")
-    return EXIT_OK if ended.status == "finished" else 130
+    if ended.status == "stopped":
+        return 130
+    lost = sum(ended.counts.get(k, 0) for k in ("lost", "interrupted", "pending"))
+    return EXIT_OK if ended.status == "finished" and not lost else EXIT_FAILURE

@@ -14,6 +14,7 @@ the reason so the user sees them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -76,6 +77,7 @@ class Unit:
 class Plan:
     units: list[Unit]
     skipped: list[str]  # "<task or suite>: <reason>", one line per reason and method
+    total: int = 0  # units in the plan (also when count_only left ``units`` empty)
 
 
 def _function_noise_id(task_id: str, percent: float) -> str:
@@ -99,14 +101,19 @@ def _noisy_id(task: Any, percent: float) -> tuple[str | None, str | None]:
     return None, f"{task.kind} tasks have no noisy variants"
 
 
-def method_config(method: str, seed: int, seconds: float | None, settings: dict) -> dict:
-    """One run's configuration: the sweep's settings the method knows, plus seed and budget."""
+@functools.lru_cache(maxsize=None)
+def _defaults(method: str) -> dict:
+    """A method's default configuration (read once: building it is not free for every unit)."""
     if method in LAB_METHODS:
         from ..lab import agents
 
-        defaults = agents.default_config(method.split(":", 1)[1])
-    else:
-        defaults = m.get_method(method).default_config()
+        return agents.default_config(method.split(":", 1)[1])
+    return m.get_method(method).default_config()
+
+
+def method_config(method: str, seed: int, seconds: float | None, settings: dict) -> dict:
+    """One run's configuration: the sweep's settings the method knows, plus seed and budget."""
+    defaults = _defaults(method)
     config = {k: v for k, v in settings.items() if k in defaults}
     if isinstance(config.get("llm"), dict) and isinstance(defaults.get("llm"), dict):
         config["llm"] = {**defaults["llm"], **config["llm"]}  # the endpoint over the method's sampling defaults
@@ -124,9 +131,10 @@ def _check_methods(methods: tuple[str, ...]) -> None:
             raise PlanError(f"unknown method '{name}' (methods: {', '.join(sorted(known))})")
 
 
-def plan(spec: SweepSpec) -> Plan:
+def plan(spec: SweepSpec, count_only: bool = False) -> Plan:
     """Every unit of ``spec``, in a stable order: seed, then task, then method (so a first
-    result per task arrives early and a resumed sweep numbers its units the same way)."""
+    result per task arrives early and a resumed sweep numbers its units the same way).
+    ``count_only``: only ``total`` and ``skipped``, no units (cheap for any number of seeds)."""
     if not spec.suites:
         raise PlanError("no suite given")
     if not spec.methods:
@@ -164,33 +172,36 @@ def plan(spec: SweepSpec) -> Plan:
             raise PlanError(f"no task matches '{suite}' (`keplerlab tasks list` and `keplerlab lab tasks` list them)")
     seen: set[str] = set()
     tasks = [t for t in tasks if not (t[0] in seen or seen.add(t[0]))]  # suites may overlap
-    units: list[Unit] = []
+    pairs: list[tuple[str, str, bool]] = []  # (task id, method, lab): the same for every seed
     refused: dict[tuple[str, str], int] = {}
-    for seed in range(spec.seeds):
-        for task_id, kind, is_lab in tasks:
-            for method in spec.methods:
-                if is_lab != (method in LAB_METHODS):
-                    if seed == 0:
-                        refused[(method, "lab" if is_lab else kind)] = refused.get((method, "lab" if is_lab else kind), 0) + 1
-                    continue
-                if not is_lab:
-                    meth = m.get_method(method)
-                    runnable = kind in meth.kinds or (kind == "ode" and "function" in meth.kinds)
-                    if not runnable:
-                        if seed == 0:
-                            refused[(method, kind)] = refused.get((method, kind), 0) + 1
-                        continue
-                config = method_config(method, seed, spec.seconds, spec.settings)
-                if is_lab and spec.noise:
-                    config["noise"] = spec.noise / 100.0
-                units.append(Unit(len(units), task_id, method, seed, config, is_lab))
+    kinds = {name: m.get_method(name).kinds for name in spec.methods if name not in LAB_METHODS}
+    for task_id, kind, is_lab in tasks:
+        for method in spec.methods:
+            if is_lab != (method in LAB_METHODS):
+                key = (method, "lab" if is_lab else kind)
+                refused[key] = refused.get(key, 0) + 1
+                continue
+            if not is_lab and not (kind in kinds[method] or (kind == "ode" and "function" in kinds[method])):
+                refused[(method, kind)] = refused.get((method, kind), 0) + 1
+                continue
+            pairs.append((task_id, method, is_lab))
     for (method, kind), count in refused.items():
         what = "NewtonBench lab tasks (use agent:baseline, agent:vanilla or agent:code)" if kind == "lab" \
             else f"'{kind}' tasks"
         if method in LAB_METHODS and kind != "lab":
             what = f"'{kind}' tasks (the agents run NewtonBench lab tasks only)"
         skipped.append(f"{method}: {count} {what} skipped, the method cannot run them")
-    if not units:
+    if not pairs:
         detail = "; ".join(skipped[:5]) if skipped else "nothing to run"
         raise PlanError(f"the sweep has no runnable task × method pair ({detail})")
-    return Plan(units, skipped)
+    total = len(pairs) * spec.seeds
+    if count_only:  # the Sweep dialog counts as the user ticks: no configurations built
+        return Plan([], skipped, total)
+    units: list[Unit] = []
+    for seed in range(spec.seeds):
+        for task_id, method, is_lab in pairs:
+            config = method_config(method, seed, spec.seconds, spec.settings)
+            if is_lab and spec.noise:
+                config["noise"] = spec.noise / 100.0
+            units.append(Unit(len(units), task_id, method, seed, config, is_lab))
+    return Plan(units, skipped, total)

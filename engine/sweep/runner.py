@@ -9,8 +9,11 @@ what is left. A second cancel (``context.force``) stops at once: running units a
 marked ``interrupted``.
 
 Unit states in ``sweep_units``: pending → running → finished | failed | cancelled |
-interrupted | lost. Resuming skips finished and failed units (a method that failed on a task
-fails again; its run says why) and runs every other one again.
+interrupted | lost. Resuming skips finished units and failed runs (a method that failed on a
+task fails again; its run says why; ``retry_failed`` runs them too) and runs every other one
+again, including units that failed before any run existed. A unit that reaches a worker after
+Stop does not start; a unit waiting in the queue of a pool whose worker died is queued again
+without spending an attempt. Two processes never resume the same live sweep.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .. import methods as m
-from ..store import RunStore
+from ..store import RunStore, StoreError
 from ..store.db import _unjson
 from . import backends as b
 from .plan import LAB_METHODS, Plan, PlanError, SweepSpec, Unit, plan
@@ -30,7 +33,6 @@ from .plan import LAB_METHODS, Plan, PlanError, SweepSpec, Unit, plan
 MAX_ATTEMPTS = 3
 #: How long a stopping sweep waits for running units to hand back their cancelled runs.
 STOP_GRACE = 60.0
-DONE_STATES = ("finished", "failed")
 
 
 @dataclass
@@ -42,6 +44,7 @@ class SweepPlanned:
     backend: str
     skipped: list[str] = field(default_factory=list)
     resumed: bool = False
+    workers: int = 1
     kind: str = "sweep_planned"
 
 
@@ -90,7 +93,7 @@ class UnitDone:
 @dataclass
 class SweepEnded:
     sweep_id: str
-    status: str  # finished, stopped, failed
+    status: str  # finished, stopped, failed (the cluster went away)
     counts: dict
     seconds: float
     message: str = ""
@@ -129,6 +132,11 @@ def _prepare(spec: SweepSpec, store: RunStore, backend_name: str, resume: bool |
         if isinstance(resume, str) and store.get_sweep(resume) is None:
             raise PlanError(f"no sweep '{resume}' in {store.path}")
     if sweep_id is not None:
+        store.mark_interrupted()  # a sweep whose process died since the store was opened
+        row = store.get_sweep(sweep_id) or {}
+        if row.get("status") == "running":  # still alive somewhere: two runs of one unit would race
+            raise PlanError(f"sweep {sweep_id} is still running (process {row.get('pid')} on {row.get('host')}); "
+                            "stop it first, or wait for it to end")
         store.reopen_sweep(sweep_id, backend_name)
         return sweep_id, store.sweep_units(sweep_id), planned.skipped, True
     units = [{"task_id": u.task_id, "method": u.method, "seed": u.seed, "config": u.config} for u in planned.units]
@@ -136,19 +144,33 @@ def _prepare(spec: SweepSpec, store: RunStore, backend_name: str, resume: bool |
     return sweep_id, store.sweep_units(sweep_id), planned.skipped, False
 
 
+def _to_do(unit: dict, retry_failed: bool) -> bool:
+    """Whether a resumed sweep runs ``unit`` (again)."""
+    if unit["status"] == "finished":
+        return False
+    if unit["status"] == "failed":
+        # A run that failed says why and would fail again; a unit that failed before any run
+        # existed (a worker without this task, a broken install) is worth another try.
+        return retry_failed or not unit.get("run_id")
+    return True
+
+
 def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str = False,
-          context: SweepContext | None = None, poll: float = 0.2) -> Iterator[object]:
+          retry_failed: bool = False, context: SweepContext | None = None,
+          poll: float = 0.2) -> Iterator[object]:
     """Run ``spec`` on ``backend`` (see :mod:`.backends`), recording into ``store``.
 
     Yields :class:`SweepPlanned`, then :class:`UnitDispatched` / :class:`UnitStarted` /
     :class:`UnitRetried` / :class:`UnitDone` as units move, and finally :class:`SweepEnded`.
-    ``resume`` is True (the latest sweep with the same plan) or a sweep id."""
+    ``resume`` is True (the latest sweep with the same plan) or a sweep id; ``retry_failed``
+    also runs again the units whose run failed."""
     context = context or SweepContext()
     started = time.monotonic()
     sweep_id, units, skipped, resumed = _prepare(spec, store, getattr(backend, "kind", "local"), resume)
-    todo = [u for u in units if u["status"] not in DONE_STATES]
+    todo = [u for u in units if _to_do(u, retry_failed)]
     backend.reset()
-    yield SweepPlanned(sweep_id, len(units), len(todo), len(units) - len(todo), backend.describe(), skipped, resumed)
+    yield SweepPlanned(sweep_id, len(units), len(todo), len(units) - len(todo), backend.describe(), skipped, resumed,
+                       workers=max(1, int(getattr(backend, "workers", 1) or 1)))
     for unit in todo:
         if unit["status"] != "pending":
             store.update_unit(sweep_id, unit["seq"], status="pending", error=None)
@@ -165,6 +187,14 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
         lab = unit["method"] in LAB_METHODS
         return Unit(unit["seq"], unit["task_id"], unit["method"], unit["seed"], unit["config"], lab).payload()
 
+    def abandon(reason: str) -> Iterator[UnitDone]:
+        """Units still out when the sweep ends early: recorded as interrupted, for --resume."""
+        for unit in in_flight.values():
+            store.update_unit(sweep_id, unit["seq"], status="interrupted", error=reason)
+            yield UnitDone(unit["seq"], unit["task_id"], unit["method"], unit["seed"], "interrupted",
+                           None, None, None, None, workers.get(unit["seq"]), attempts[unit["seq"]], reason)
+        in_flight.clear()
+
     try:
         while queue or in_flight:
             if context.cancelled and stop_deadline is None:
@@ -172,20 +202,21 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                 backend.stop()
                 stop_deadline = time.monotonic() + STOP_GRACE
                 queue.clear()  # units never started stay pending, for --resume
-            if context.force or (stop_deadline is not None and time.monotonic() > stop_deadline):
-                for unit in in_flight.values():
-                    store.update_unit(sweep_id, unit["seq"], status="interrupted", error="the sweep was stopped")
-                    yield UnitDone(unit["seq"], unit["task_id"], unit["method"], unit["seed"], "interrupted",
-                                   None, None, None, None, workers.get(unit["seq"]), attempts[unit["seq"]])
-                in_flight.clear()
+            if stop_deadline is not None and time.monotonic() > stop_deadline:
+                context.force = True  # a unit that ignores the stop request is killed with its worker
+            if context.force:
+                yield from abandon("the sweep was stopped")
                 message = "stopped at once; running units were abandoned"
                 break
-            while queue and len(in_flight) < window:
-                unit = queue.pop(0)
-                future = backend.submit(payload(unit))
-                in_flight[future] = unit
-                store.update_unit(sweep_id, unit["seq"], status="running", error=None)
-                yield UnitDispatched(unit["seq"], unit["task_id"], unit["method"], unit["seed"])
+            try:
+                while queue and len(in_flight) < window:
+                    unit = queue.pop(0)
+                    future = backend.submit(payload(unit))
+                    in_flight[future] = unit
+                    store.update_unit(sweep_id, unit["seq"], status="running", error=None)
+                    yield UnitDispatched(unit["seq"], unit["task_id"], unit["method"], unit["seed"])
+            except Exception as exc:  # the client is closed, the scheduler gone
+                raise b.BackendLost(f"cannot hand units to {backend.describe()}: {exc}") from None
             for seq, worker, again in backend.started():
                 previous = workers.get(seq)
                 if again:  # Dask started it again: the worker that had it was lost
@@ -205,6 +236,12 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                 try:
                     outcome = backend.outcome(future)
                 except b.WorkerLost as exc:
+                    if not exc.started:  # it was waiting in the broken pool's queue: no attempt spent
+                        if context.cancelled:
+                            store.update_unit(sweep_id, seq, status="pending", error=None)
+                        else:
+                            queue.insert(0, unit)
+                        continue
                     attempts[seq] += 1
                     store.update_unit(sweep_id, seq, status="pending", error=str(exc),
                                       attempt={"worker": workers.get(seq), "outcome": "lost", "error": str(exc)})
@@ -217,7 +254,10 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                         yield UnitDone(seq, unit["task_id"], unit["method"], unit["seed"], "lost", None, None, None,
                                        None, workers.get(seq), attempts[seq], str(exc))
                     continue
-                except Exception as exc:  # the work function itself raised (a bug, or a cancelled future)
+                except b.BackendLost:
+                    in_flight[future] = unit
+                    raise
+                except Exception as exc:  # the work function itself raised (a bug in this build)
                     attempts[seq] += 1
                     error = f"{type(exc).__name__}: {exc}"
                     store.update_unit(sweep_id, seq, status="failed", error=error,
@@ -225,18 +265,31 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                     yield UnitDone(seq, unit["task_id"], unit["method"], unit["seed"], "failed", None, None, None,
                                    None, workers.get(seq), attempts[seq], error)
                     continue
-                bundle = outcome.get("run")
-                run_id = store.import_run(bundle) if bundle else None
-                run = bundle["run"] if bundle else {}
                 unit_status = outcome.get("status") or "failed"
-                attempts[seq] += 1
+                if unit_status == "not-started":  # reached a worker after Stop: still to do
+                    store.update_unit(sweep_id, seq, status="pending", error=None)
+                    continue
+                bundle = outcome.get("run")
+                run = bundle["run"] if bundle else {}
                 worker = outcome.get("worker") or workers.get(seq)
+                try:
+                    run_id = store.import_run(bundle) if bundle else None
+                except StoreError as exc:  # this run is lost to the store; the unit runs again on --resume
+                    error = f"the run could not be stored: {exc}"
+                    store.update_unit(sweep_id, seq, status="interrupted", worker=worker, error=error)
+                    yield UnitDone(seq, unit["task_id"], unit["method"], unit["seed"], "interrupted", None, None, None,
+                                   None, worker, attempts[seq], error)
+                    continue
+                attempts[seq] += 1
                 store.update_unit(sweep_id, seq, status=unit_status, run_id=run_id, worker=worker,
                                   error=outcome.get("error"),
                                   attempt={"worker": worker, "outcome": unit_status, "error": outcome.get("error")})
                 yield UnitDone(seq, unit["task_id"], unit["method"], unit["seed"], unit_status, run_id,
                                run.get("expression"), _nmse(_unjson(run.get("metrics"))), run.get("seconds"),
                                worker, attempts[seq], outcome.get("error"))
+    except b.BackendLost as exc:
+        yield from abandon(str(exc))
+        status, message = "failed", f"{exc}; --resume runs the rest"
     except BaseException:
         store.finish_sweep(sweep_id, "interrupted", "the sweep's process stopped with an error")
         for unit in in_flight.values():
@@ -244,7 +297,7 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
         raise
     counts = (store.get_sweep(sweep_id) or {}).get("units", {})
     if status == "finished" and any(counts.get(k) for k in ("pending", "interrupted", "lost", "running")):
-        status, message = "finished", message or "some units were lost; --resume runs them again"
+        message = message or "some units were lost; --resume runs them again"
     if status == "stopped" and not message:
         message = "stopped; --resume runs the rest"
     store.finish_sweep(sweep_id, status, message or None)

@@ -116,10 +116,18 @@ def _threads_for(unit: dict, threads: int | None) -> dict:
 
 def run_unit(unit: dict, stop: Callable[[], bool] | None = None, threads: int | None = None) -> dict:
     """Run one unit (a :meth:`Unit.payload`); returns ``{"status", "run": bundle | None,
-    "worker", "error"}``. Never raises for a failing method: that is a failed run."""
+    "worker", "error"}``. Never raises for a failing method: that is a failed run. A unit that
+    finds the sweep already stopping returns status ``not-started`` and records nothing."""
     from .. import methods as m
     from ..store import RunStore
 
+    if stop is not None:
+        try:
+            stopping = stop()
+        except Exception:  # the coordinator has gone: nobody will collect the result
+            stopping = True
+        if stopping:  # queued before Stop, reached a worker after it: it never starts
+            return {"status": "not-started", "run": None, "worker": worker_name(), "error": None}
     unit = _threads_for(unit, threads)
     folder = tempfile.mkdtemp(prefix="keplerlab-unit-")
     done = threading.Event()
@@ -151,8 +159,15 @@ def file_stop(path: str) -> Callable[[], bool]:
     return lambda: os.path.exists(path)
 
 
+def start_marker(stop_path: str, seq: int) -> str:
+    """The file a pool worker creates when it starts unit ``seq``: if the pool breaks, units
+    with a marker were running (a lost attempt), the others were only queued."""
+    return os.path.join(os.path.dirname(stop_path), f"started-{seq}")
+
+
 def run_unit_file_stop(unit: dict, stop_path: str, threads: int | None = None) -> dict:
     """:func:`run_unit` for the local process pool (module-level, so it pickles by name)."""
+    open(start_marker(stop_path, unit["seq"]), "w").close()
     return run_unit(unit, file_stop(stop_path), threads)
 
 

@@ -140,7 +140,7 @@ def test_a_stopped_sweep_resumes_with_only_what_was_left(store):
 def test_a_lost_pool_worker_is_retried_and_recorded(store, tmp_path, monkeypatch):
     from tests import sweep_faults
 
-    monkeypatch.setenv("KEPLERLAB_TEST_CRASH", "1")
+    monkeypatch.setenv("KEPLERLAB_TEST_CRASH", "0")  # the first unit's worker dies while unit 1 waits in the queue
     monkeypatch.setenv("KEPLERLAB_TEST_CRASH_DIR", str(tmp_path))
     backend = LocalPool(1, work_fn=sweep_faults.pool_crash_once)
     try:
@@ -148,10 +148,12 @@ def test_a_lost_pool_worker_is_retried_and_recorded(store, tmp_path, monkeypatch
     finally:
         backend.close()
     retried = [e for e in events if isinstance(e, UnitRetried)]
-    assert retried and retried[0].task_id == TWO[1] and "ended unexpectedly" in retried[0].reason
+    assert [e.task_id for e in retried] == [TWO[0]] and "ended unexpectedly" in retried[0].reason
     assert events[-1].counts == {"finished": 2}
-    unit = store.sweep_units(events[-1].sweep_id)[1]
-    assert unit["attempts"] == 2 and [h["outcome"] for h in unit["history"]] == ["lost", "finished"]
+    crashed, waiting = store.sweep_units(events[-1].sweep_id)
+    assert crashed["attempts"] == 2 and [h["outcome"] for h in crashed["history"]] == ["lost", "finished"]
+    # The unit queued behind it never ran on the dead worker: no attempt is charged to it.
+    assert waiting["attempts"] == 1 and [h["outcome"] for h in waiting["history"]] == ["finished"]
 
 
 @pytest.mark.slow
@@ -192,7 +194,7 @@ def test_a_killed_sweep_is_marked_interrupted_and_resume_finishes_it(tmp_path):
             if db.exists():
                 with RunStore(db) as s:
                     sweeps = s.list_sweeps()
-                    if sweeps and sweeps[0]["units"].get("running"):
+                    if sweeps and sweeps[0]["units"].get("running") == 2:  # both dispatched
                         break
             time.sleep(0.2)
         else:
@@ -210,3 +212,72 @@ def test_a_killed_sweep_is_marked_interrupted_and_resume_finishes_it(tmp_path):
     result = json.loads(done.stdout)
     assert result["status"] == "finished" and result["units"] == {"finished": 2}
     assert result["sweep_id"] == sweep_row["id"]
+
+
+@pytest.mark.slow
+def test_newtonbench_agents_are_swept_and_recorded_as_runs(store):
+    """A NewtonBench agent's session becomes an ordinary run, which the report tabulates."""
+    from engine.report import collect, layouts
+
+    backend = LocalPool(1)
+    try:
+        ended = run_sweep(SweepSpec(("newtonbench/m0_gravity/v0/easy/vanilla",), ("agent:baseline",)), store, backend)
+    finally:
+        backend.close()
+    assert ended.counts == {"finished": 1}
+    (run,) = store.list_runs()
+    assert run.task_id == "newtonbench/m0_gravity/v0/easy/vanilla" and run.method == "agent:baseline"
+    assert run.metrics["newtonbench"]["rmsle"] < 1e-6 and run.metrics["symbolic"]["equivalent"] is True
+    assert run.metrics["agent"]["experiments"] > 0 and "mass1" in run.expression
+    assert "agent_experiment" in {e["kind"] for e in store.events(run.id)}  # the session's actions came back
+    results = collect.load_results(store, suite="newtonbench")
+    summary = [t for t in layouts.build_tables(results, published=[]) if t.benchmark == "newtonbench"][0]
+    ours = [r for r in summary.rows if r["row"] != "published"][0]
+    assert any(value == 100.0 for value in ours.values())  # SA of the easy / vanilla cell
+
+
+@pytest.mark.slow
+def test_units_queued_when_stop_comes_never_start(store):
+    backend = LocalPool(1)
+    context = SweepContext()
+    dispatched = 0
+    try:
+        for event in sweep(spec(*TWO, "llmsrbench/lsr-synth/material_science/MatSci3", seconds=2.0), store, backend,
+                           context=context):
+            if event.kind == "unit_dispatched":
+                dispatched += 1
+                if dispatched == 2:  # unit 0 runs, unit 1 waits in the pool's queue
+                    context.cancel()
+            ended = event
+    finally:
+        backend.close()
+    assert ended.status == "stopped"
+    units = store.sweep_units(ended.sweep_id)
+    assert [u["status"] for u in units] == ["cancelled", "pending", "pending"]
+    assert [r.task_id for r in store.list_runs()] == [TWO[0]]  # unit 1 reached the worker after Stop: no run
+
+
+def test_a_sweep_still_running_elsewhere_is_not_resumed_twice(store):
+    live = spec()
+    from engine.sweep.plan import plan as make_plan
+
+    units = [{"task_id": u.task_id, "method": u.method, "seed": u.seed, "config": u.config}
+             for u in make_plan(live).units]
+    sweep_id = store.create_sweep(live.to_json(), live.key(), "local", units)  # this (live) process runs it
+    with pytest.raises(PlanError, match=f"sweep {sweep_id} is still running"):
+        next(iter(sweep(live, store, LocalPool.__new__(LocalPool), resume=True)))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--scheduler", "foo"], "must be a Dask scheduler address such as tcp://host:8786"),
+    (["--scheduler", ""], "must be a Dask scheduler address"),
+    (["--retry-failed"], "--retry-failed goes with --resume"),
+    (["--seconds", "0"], "--seconds must be a positive"),
+    (["--noise", "nan"], "--noise must be a percentage"),
+])
+def test_bench_refuses_bad_options_with_a_message(argv, message, capsys, tmp_path):
+    from engine.cli import EXIT_USAGE, main
+
+    code = main(["bench", "--suite", TWO[0], "--method", "gp", "--db", str(tmp_path / "x.db"), *argv])
+    assert code == EXIT_USAGE and message in capsys.readouterr().err
+    assert not (tmp_path / "x.db").exists() or not RunStore(tmp_path / "x.db").list_sweeps()
