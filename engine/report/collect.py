@@ -373,6 +373,10 @@ def load_results(
         for p in prefixes:
             clauses.append("(task_id = ? OR substr(task_id, 1, ?) = ?)")
             params += [p, len(p) + 1, p + "/"]
+            # A robustness variant of a task of this suite (`bench --noise` on a scalar law):
+            # erbench/variants/<axis>/<level>/<its id>; tabulated in ERBench's robustness layout.
+            clauses.append("(task_id LIKE 'erbench/variants/%' AND (substr(task_id, -?) = ? OR instr(task_id, ?) > 0))")
+            params += [len(p) + 1, "/" + p, "/" + p + "/"]
         where.append("(" + " OR ".join(clauses) + ")")
     if methods:
         names = [m.strip() for m in (methods.split(",") if isinstance(methods, str) else methods) if m and m.strip()]

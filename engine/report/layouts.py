@@ -91,8 +91,28 @@ def _values(results: Iterable[Result], metric: Metric) -> list[Any]:
     return out
 
 
+#: Error metrics whose median counts a missing or NaN value as the worst (inf): a model that
+#: cannot be evaluated must not make a group look better by dropping out of its median.
+WORST_IF_UNDEFINED = ("nmse", "rmsle")
+
+
 def aggregate(results: Sequence[Result], metric: Metric) -> float | None:
-    """The metric over the runs, by the rules in the module docstring."""
+    """The metric over the runs, by the rules in the module docstring. With several seeds, each
+    task is first summarised over its runs and the group over its tasks, so a problem counts
+    once, as in the papers ("% of problems", "median over problems")."""
+    by_task: dict[str, list[Result]] = {}
+    for r in results:
+        by_task.setdefault(r.task_id, []).append(r)
+    if len(by_task) > 1 and any(len(runs) > 1 for runs in by_task.values()):
+        per_task = [_aggregate_runs(runs, metric) for runs in by_task.values()]
+        per_task = [v for v in per_task if v is not None]
+        if not per_task:
+            return None
+        return median(per_task) if metric.agg == "median" else mean(per_task)
+    return _aggregate_runs(results, metric)
+
+
+def _aggregate_runs(results: Sequence[Result], metric: Metric) -> float | None:
     if metric.agg == "rate":
         if metric.key == "recovered":
             decided = [r.recovered for r in results if r.recovered is not None]
@@ -107,6 +127,8 @@ def aggregate(results: Sequence[Result], metric: Metric) -> float | None:
         m = mean(vals)
         return None if m is None else 100.0 * m
     if metric.agg == "median":
+        if metric.key in WORST_IF_UNDEFINED:
+            vals = [math.inf if (v is None or (isinstance(v, float) and math.isnan(v))) else v for v in vals]
         return median(vals)
     if metric.agg == "mean":
         return mean(vals)
@@ -235,6 +257,13 @@ class Cell:
     metric: Metric
     select: Callable[[Result], bool]
     pub_group: str | None  # the published group key whose numbers go here
+
+
+def _natural_task_key(item) -> tuple:
+    """Task rows in natural order (MatSci2 before MatSci10), then method, model, noise."""
+    (task_id, method, model, noise), _runs = item
+    parts = tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", task_id) if t)
+    return parts, method, model or "", noise if noise is not None else -1.0
 
 
 def _published_notes(notes: Sequence[str]) -> list[str]:
@@ -379,7 +408,7 @@ def detail_table(
         by_task: dict[tuple, list[Result]] = {}
         for r in runs_g:
             by_task.setdefault((r.task_id, *_method_key(r, show_noise)), []).append(r)
-        for (task_id, method, model, noise), runs in sorted(by_task.items()):
+        for (task_id, method, model, noise), runs in sorted(by_task.items(), key=_natural_task_key):
             row = {"row": "task", "group": glabel, "task": task_id, "method": method,
                    "model": model or None, "runs": len(runs), "source": "this store"}
             for col, fn, _ in extra:

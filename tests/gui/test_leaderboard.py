@@ -408,6 +408,7 @@ def test_exporting_a_plot_from_the_tables_tab_draws_it_first(window, tmp_path):
 # ---------------------------------------------------------------------------- empty and broken stores
 
 
+@pytest.mark.slow
 def test_an_empty_store_says_how_to_get_runs_and_still_shows_published_numbers(tmp_path, qtbot, isolated_home):
     path = tmp_path / "empty.db"
     RunStore(path).close()
