@@ -117,6 +117,11 @@ class FitViewer(QWidget):
                 self.residual_plot.addItem(residuals)
             if yt.size:
                 lo, hi = min(lo, float(np.min(yt))), max(hi, float(np.max(yt)))
+        if not (np.isfinite(lo) and np.isfinite(hi)) and self._identity.scene() is not None:
+            self.scatter_plot.removeItem(self._identity)  # nothing to compare: no identity line
+            self.residual_plot.removeItem(self._zero)
+            if self.scatter_plot.legend is not None:
+                self.scatter_plot.legend.removeItem(self._identity)
         if np.isfinite(lo) and np.isfinite(hi):
             self._identity.setData([lo, hi], [lo, hi])
             self._identity.opts["name"] = "identity"

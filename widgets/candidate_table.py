@@ -226,8 +226,8 @@ class CandidateTable(QWidget):
         # Fixed widths from the font, not ResizeToContents: that measures every cell of the column
         # whenever any cell changes, and scores arriving for a long front then stall the window.
         metrics = self.view.fontMetrics()
-        samples = {MARK: "★●", COMPLEXITY: "Complexity", TRAIN: "8.88e-88", ID_NMSE: "8.88e-88",
-                   OOD_NMSE: "8.88e-88", SA: "SA"}
+        samples = {MARK: "★●", COMPLEXITY: "Complexity", TRAIN: "-8.88e-88", ID_NMSE: "8.88e-888",
+                   OOD_NMSE: "8.88e-888", SA: "SA"}
         for col in range(len(_COLUMNS) - 1):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
             text = max(_COLUMNS[col], samples[col], key=metrics.horizontalAdvance)
