@@ -176,12 +176,17 @@ class DaskBackend:
                                   key=f"keplerlab-unit-{uuid.uuid4().hex[:10]}-{unit['seq']}", pure=False)
 
     def wait(self, futures, timeout: float):
+        from concurrent.futures import CancelledError
+
         from distributed import wait as dask_wait
+        from distributed.client import FuturesCancelledError
 
         try:
             done, _ = dask_wait(list(futures), timeout=timeout, return_when="FIRST_COMPLETED")
         except TimeoutError:
             return set()
+        except (FuturesCancelledError, CancelledError) as exc:
+            raise BackendLost(f"the Dask scheduler's connection was lost ({str(exc).splitlines()[0]})") from None
         return done
 
     @staticmethod
@@ -196,7 +201,7 @@ class DaskBackend:
         except KilledWorker as exc:
             raise WorkerLost(f"the Dask workers running it were lost ({exc})") from None
         except (FuturesCancelledError, CancelledError) as exc:
-            raise BackendLost(f"the Dask scheduler's connection was lost ({exc})") from None
+            raise BackendLost(f"the Dask scheduler's connection was lost ({str(exc).splitlines()[0]})") from None
 
     def started(self) -> list[tuple[int, str, bool]]:
         """(seq, worker, again) for each unit start announced since the last call; ``again`` when
