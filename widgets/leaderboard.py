@@ -151,8 +151,10 @@ _METRIC_HELP = {
 }
 _SPLIT_HELP = {"id": " on the in-domain test set", "ood": " on the out-of-domain test set",
                "train": " on the training data", "all": ""}
-_AGG_HELP = {"rate": "Share of runs, in %", "pct": "Mean over runs, in %", "median": "Median over runs",
-             "mean": "Mean over runs"}
+_AGG_HELP = {"rate": "Share of problems, in % (a task's seeds averaged first)",
+             "pct": "Mean over problems, in % (a task's seeds averaged first)",
+             "median": "Median over problems (a task's seeds first); an unevaluable model counts as the worst",
+             "mean": "Mean over problems (a task's seeds averaged first)"}
 _COLUMN_HELP = {
     "method": "The discovery method; published rows name the paper's method.",
     "model": "The LLM backbone of an LLM method (blank for methods that use no LLM).",

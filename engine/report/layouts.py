@@ -11,10 +11,14 @@ objects, two per benchmark family:
 
 Aggregation rules (the same everywhere, and stated in the table notes):
 
-* rates (SA, recovery, Acc_τ) are over **runs** — every seed counts once;
+* a group's value is over its **problems**: each task is first summarised over its runs (its
+  seeds), so a problem counts once however many seeds it has, as in the papers' "% of problems"
+  and "median over problems"; with one run per task this is the same as over runs;
 * SA counts a run whose equivalence check was undecided as not recovered;
   ERBench recovery leaves undecided runs out of the rate and shows how many there were;
-* medians and means ignore missing / NaN values and print "n/a" when nothing is left;
+* a missing or NaN NMSE / RMSLE counts as +inf in a median (a model that cannot be evaluated is
+  the worst, not absent); other medians and means ignore missing values and print "n/a" when
+  nothing is left;
 * no task is dropped: tasks of unknown suites go to a generic table.
 """
 
@@ -231,8 +235,8 @@ def _method_key(r: Result, by_noise: bool = True) -> tuple:
 def _common_notes(benchmark: str, results: Sequence[Result], ctx: Context, extra: Iterable[str] = (),
                   has_sa: bool = True) -> list[str]:
     notes = list(extra)
-    notes.append("Rates are over runs (each seed counts once); medians and means ignore missing values; "
-                 "n/a: no value.")
+    notes.append("Each problem counts once: a task's seeds are summarised first, then the group over its "
+                 "tasks. A missing NMSE or RMSLE counts as the worst value; n/a: no value.")
     undecided = sum(1 for r in results if r.sa is None) if has_sa else 0
     if undecided:
         notes.append(f"SA: {undecided} run(s) whose equivalence check was undecided count as not recovered.")
@@ -509,7 +513,7 @@ def llmsrbench_tables(results: Sequence[Result], ctx: Context) -> list[Table]:
             cells_id.append(Cell(f"{g}|{metric.col}", label, short, metric, _in_group(g), g))
     summary_id = summary_table(
         b, "LLM-SRBench — in-domain (paper Table 1 layout)", f"{b}-summary-id", results, cells_id, ctx,
-        notes=["NMSE is the median over runs; SA and Acc0.1 are shares of runs."])
+        notes=["NMSE is the median over problems; SA and Acc0.1 are shares of problems."])
     cells_ood = []
     for g, label in LLMSR_GROUPS[1:]:  # LSR-Transform has no OOD split
         for metric, short in ((_acc("ood"), "Acc0.1 (%)"), (_nmse("ood"), "NMSE")):
@@ -557,7 +561,7 @@ def newtonbench_tables(results: Sequence[Result], ctx: Context) -> list[Table]:
         tables.append(summary_table(
             b, f"NewtonBench — {what} by difficulty × system (paper Table 2 layout)",
             f"{b}-summary-{metric.key}", results, cells, ctx, published_tables=["Table 2"],
-            notes=["Our RMSLE is the median over runs; the paper prints means over four runs."
+            notes=["Our RMSLE is the median over problems; the paper prints means over four runs."
                    if metric is NEWTON_RMSLE else "SA is the share of runs whose law is equivalent to the truth."]))
     return [*tables, detail]
 
@@ -589,7 +593,7 @@ def surfacebench_tables(results: Sequence[Result], ctx: Context) -> list[Table]:
                               (SURFACE_METRICS[4], "Hausdorff"), (_nmse("ood"), "OOD NMSE")):
             cells.append(Cell(f"{g}|{metric.col}", label, short, metric, _in_group(g), g))
     summary = summary_table(b, "SurfaceBench — by form (paper Table 1 layout)", f"{b}-summary", results, cells, ctx,
-                            notes=["NMSE, Chamfer and Hausdorff are medians over runs (in-domain unless marked OOD)."])
+                            notes=["NMSE, Chamfer and Hausdorff are medians over surfaces (in-domain unless marked OOD)."])
     return [summary, detail]
 
 
@@ -634,7 +638,7 @@ def symbolbench_tables(results: Sequence[Result], ctx: Context) -> list[Table]:
                 cells.append(Cell(f"{g}|{metric.col}", label, short + " (%)", metric, _in_group(g), g))
         tables.append(summary_table(
             b, "SymbolBench CDE — by dimension (paper Table 2 layout)", f"{b}-cde-summary", cde, cells, ctx,
-            published_tables=["Table 2"], notes=["SR² and ACC0.9 are means over runs, in %."]))
+            published_tables=["Table 2"], notes=["SR² and ACC0.9 are means over systems, in %."]))
         tables.append(detail_table(
             b, "SymbolBench CDE — per system", f"{b}-cde-detail", cde, CDE_GROUPS, CDE_METRICS, ctx,
             pub_group=lambda p: p.group if p.group.startswith("cde/") else None))
@@ -643,7 +647,7 @@ def symbolbench_tables(results: Sequence[Result], ctx: Context) -> list[Table]:
                  for m in BN_METRICS]
         tables.append(summary_table(b, "SymbolBench Boolean networks (paper Table 9 layout)", f"{b}-bn-summary",
                                     bn, cells, ctx, published_tables=["Table 9"],
-                                    notes=["Means over runs in %; the paper prints means over networks."]))
+                                    notes=["Means over networks in %, as in the paper."]))
         tables.append(detail_table(b, "SymbolBench Boolean networks — per network", f"{b}-bn-detail", bn,
                                    [("bn", "Boolean networks")], BN_METRICS, ctx,
                                    pub_group=lambda p: p.group if p.group == "bn" else None))

@@ -154,7 +154,7 @@ def test_the_window_shows_the_paper_layout_with_published_rows(window, stored):
     assert lb.flat_header(w.model.table.columns[col]) == "Chemistry · SA (%)"
     assert ("Chemistry", col, col + 2) in w.view.horizontalHeader().spans()
     tip = w.model.headerData(col, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
-    assert "symbolic accuracy" in tip and "Share of runs" in tip
+    assert "symbolic accuracy" in tip and "Share of problems" in tip
     nmse_tip = w.model.headerData(col + 2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "normalised mean squared error" in nmse_tip and "Median" in nmse_tip
     # The notes say how the numbers were made, and that one run did not finish.
