@@ -158,7 +158,7 @@ def test_the_window_shows_the_paper_layout_with_published_rows(window, stored):
     nmse_tip = w.model.headerData(col + 2, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "normalised mean squared error" in nmse_tip and "Median" in nmse_tip
     # The notes say how the numbers were made, and that one run did not finish.
-    assert "Rates are over runs" in w.notes.text()
+    assert "Each problem counts once" in w.notes.text()
     assert "1 failed" in w.notes.text()
     assert "1 not finished" in w.status_label.text()
     assert w.message.isHidden()
