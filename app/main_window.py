@@ -296,9 +296,23 @@ class MainWindow(QMainWindow):
         view_menu.addAction(reset)
 
         help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = QAction("&Keyboard shortcuts", self)
+        self.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
+        self.shortcuts_action.setStatusTip("Every command with a key, from the menus themselves")
+        self.shortcuts_action.triggered.connect(lambda: self.show_shortcuts())
+        help_menu.addAction(self.shortcuts_action)
         about = QAction("&About Kepler Lab", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def show_shortcuts(self):
+        """Help ▸ Keyboard shortcuts (F1)."""
+        from widgets.shortcuts_dialog import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def show_lab(self) -> LabPanel:
         """View ▸ Open the lab: show the Lab dock in front; floated as a large window when its

@@ -59,7 +59,7 @@ def run_self_test(keep: bool = False) -> int:
         from app.main_window import MainWindow
         from engine import __version__
 
-        app = create_app()
+        create_app()
         window = MainWindow(restore_layout=False)
         window.resize(1400, 900)
         window.show()
