@@ -35,3 +35,10 @@ def test_automatic_collection_is_off_and_the_gui_timer_collects(qtbot):
     qtbot.waitUntil(lambda: len(collected) >= 2000, timeout=5000)
     assert set(collected) == {threading.main_thread().name}
     collect_if_due()
+
+
+def test_the_gui_thread_waits_at_most_a_millisecond_for_the_gil(qtbot):
+    import sys
+
+    create_app()
+    assert sys.getswitchinterval() <= 0.001
