@@ -125,12 +125,13 @@ def _nmse(metrics: dict | None) -> float | None:
 def _prepare(spec: SweepSpec, store: RunStore, backend_name: str, resume: bool | str
              ) -> tuple[str, list[dict], list[str], bool]:
     """The sweep to run and its units still to do."""
-    planned: Plan = plan(spec)
     sweep_id = None
     if resume:
         sweep_id = resume if isinstance(resume, str) else store.latest_sweep(spec.key())
         if isinstance(resume, str) and store.get_sweep(resume) is None:
             raise PlanError(f"no sweep '{resume}' in {store.path}")
+    # A resumed sweep's units are in the store: the plan is only counted (for what it skips).
+    planned: Plan = plan(spec, count_only=sweep_id is not None)
     if sweep_id is not None:
         store.mark_interrupted()  # a sweep whose process died since the store was opened
         row = store.get_sweep(sweep_id) or {}

@@ -49,9 +49,7 @@ def _run_method(unit: dict, store: Any, context: Any) -> str:
     task = get_task(unit["task_id"])
     run_id = None
     for event in execute(task, unit["method"], unit["config"], context, store):
-        if isinstance(event, RunFinished):
-            run_id = event.run_id
-        elif run_id is None and getattr(event, "kind", "") == "started":
+        if isinstance(event, RunFinished):  # always the last event
             run_id = event.run_id
     return run_id
 
