@@ -55,6 +55,8 @@ from engine.sweep.runner import (SweepContext, SweepEnded, SweepPlanned, UnitDon
 TREE_DEPTH = 3
 NOISE_CHOICES = ("none", "1", "5", "10", "20", "40")
 PREFIX_ROLE = Qt.ItemDataRole.UserRole
+#: Seconds the dialog waits for a remote Dask scheduler to answer.
+CONNECT_TIMEOUT = 5.0
 
 
 def _fmt_seconds(seconds: float | None) -> str:
@@ -389,8 +391,10 @@ class SweepDialog(QDialog):
             store = RunStore(db_path)  # this thread's own connection
             backend = None
             try:
-                yield ("status", "Starting the workers…")
-                backend = make_backend(workers, scheduler)
+                yield ("status", f"Connecting to {scheduler} (up to {CONNECT_TIMEOUT:g} s)…" if scheduler
+                       else "Starting the workers…")
+                # A short time-out: closing the window waits for this thread.
+                backend = make_backend(workers, scheduler, connect_timeout=CONNECT_TIMEOUT)
                 yield from sweep(spec, store, backend, resume=resume, context=context)
             finally:
                 if backend is not None:

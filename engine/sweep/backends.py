@@ -237,11 +237,12 @@ class DaskBackend:
             self._cluster.close()
 
 
-def make_backend(workers: int | None = None, scheduler: str | None = None, work_fn=None):
+def make_backend(workers: int | None = None, scheduler: str | None = None, work_fn=None,
+                 connect_timeout: float = 20.0):
     """``--scheduler`` → Dask on that cluster; ``--workers N`` → a local Dask cluster of N
     workers; neither → the local process pool with one worker."""
     if scheduler:
-        return DaskBackend(scheduler=scheduler, work_fn=work_fn)
+        return DaskBackend(scheduler=scheduler, work_fn=work_fn, connect_timeout=connect_timeout)
     if workers:
         return DaskBackend(workers=workers, work_fn=work_fn)
     return LocalPool(1, work_fn=work_fn)

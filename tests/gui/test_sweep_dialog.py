@@ -130,3 +130,20 @@ def test_a_sweep_on_a_local_dask_cluster_can_be_stopped_and_resumed(window, qtbo
         pass
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
     assert again.args[0].sweep_id == ended.sweep_id and again.args[0].counts == {"finished": 4}
+
+
+@pytest.mark.slow
+def test_an_unreachable_scheduler_is_reported_without_freezing_the_window(window, qtbot):
+    dialog = _open(window, qtbot)
+    qtbot.keyClicks(dialog.custom, TWO)
+    dialog.check_methods(["gp"])
+    dialog.where_remote.setChecked(True)
+    qtbot.keyClicks(dialog.scheduler, "tcp://127.0.0.1:1")  # nothing listens there
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    assert dialog.is_running()  # connecting happens on the sweep's thread
+    qtbot.waitUntil(lambda: "Connecting to tcp://127.0.0.1:1" in dialog.status.text(), timeout=5000)
+    qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in dialog.status.text()
+    assert dialog.start_button.isEnabled()
+    with RunStore(window.db_path) as store:
+        assert store.list_sweeps() == []
