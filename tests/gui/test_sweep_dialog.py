@@ -144,6 +144,7 @@ def test_an_unreachable_scheduler_is_reported_without_freezing_the_window(window
     qtbot.waitUntil(lambda: "Connecting to tcp://127.0.0.1:1" in dialog.status.text(), timeout=5000)
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in dialog.status.text()
-    assert dialog.start_button.isEnabled()
+    # The thread has ended; the dialog hears of it through the job's finished signal.
+    qtbot.waitUntil(dialog.start_button.isEnabled, timeout=10000)
     with RunStore(window.db_path) as store:
         assert store.list_sweeps() == []
