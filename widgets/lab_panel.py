@@ -62,6 +62,7 @@ from PySide6.QtWidgets import (
 from app.worker import call_in_thread
 from engine import lab
 from engine.lab import DIFFICULTIES, MODULE_NAMES, NOISE_LEVELS, SYSTEMS, VERSIONS, ExperimentError, Noise
+from engine.metrics.glossary import explain
 from viewers.lab_plot import LabScanPlot, LabSeriesPlot
 from widgets.lab_agent import AGENT_ROW_TINT, AgentRunner, AgentSection, TranscriptView, transcript_box
 
@@ -800,6 +801,9 @@ class LabPanel(QWidget):
         self.score_label.setWordWrap(True)
         self.score_label.setTextFormat(Qt.TextFormat.RichText)
         self.score_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.score_label.setToolTip(
+            f"{explain('rmsle')}\n✓ / ✗: the submitted law is (not) the hidden law once its constants may take any "
+            "value (symbolic accuracy, decided offline).")
         hl.addWidget(self.law_label, 0, 0)
         hl.addWidget(self.hypothesis, 0, 1)
         hl.addWidget(self.function_button, 0, 2)

@@ -63,6 +63,7 @@ from PySide6.QtWidgets import (
 
 from app.worker import call_in_thread
 from engine.atomic import write_atomically
+from engine.metrics.glossary import METRICS
 from engine.report import collect, formats, layouts
 from engine.report.layouts import Column, Table
 from engine.store import RunStore, StoreError
@@ -122,33 +123,8 @@ MISSING_TEXT = QBrush(QColor(150, 150, 150))
 HEADER_BRUSHES = (QBrush(QColor(236, 240, 246)), QBrush(QColor(224, 231, 241)))
 
 # One sentence per metric key: what it measures (the column header says how it is aggregated).
-_METRIC_HELP = {
-    "sa": "symbolic accuracy: the final equation is equivalent to the true law up to the values of its "
-          "constants (an undecided check counts as not recovered)",
-    "acc_0.1": "Acc0.1: every test prediction lies within 10% relative error of the true value "
-               "(LLM-SRBench's Acc_τ with τ = 0.1)",
-    "nmse": "normalised mean squared error, the test MSE divided by the variance of the target (lower is better)",
-    "r2": "coefficient of determination R² of the predictions",
-    "chamfer": "Chamfer distance between points of the predicted and the true surface (lower is better)",
-    "hausdorff": "Hausdorff distance, the largest gap between the predicted and the true surface (lower is better)",
-    "emd": "earth mover's distance between points of the predicted and the true surface (lower is better)",
-    "sr2": "SR², the trajectory R² with negative values counted as 0 (SymbolBench)",
-    "acc_0.9": "ACC0.9: the trajectory R² reaches 0.9 (SymbolBench)",
-    "count_ops": "complexity of the found system, as SymPy's operation count",
-    "ted": "tree edit distance between the found and the true expression (lower is better)",
-    "precision": "precision: the share of predicted links that are in the true network",
-    "recall": "recall: the share of true links that were found",
-    "f1": "F1 score, the harmonic mean of precision and recall",
-    "accuracy": "accuracy of the predicted Boolean network",
-    "bm": "bookmaker informedness (recall + specificity − 1)",
-    "fdr": "false discovery rate: the share of predicted edges that are not in the true graph (lower is better)",
-    "shd": "structural Hamming distance: edge insertions, deletions and flips that turn the found graph "
-           "into the true one (lower is better)",
-    "rmsle": "root mean squared logarithmic error of the submitted law on test points (lower is better)",
-    "exact_accuracy": "exact accuracy of the submitted law on test points",
-    "recovered": "structure recovery: the found expression has the structure of the true law "
-                 "(ERBench's symbolic recovery)",
-}
+# What each metric means comes from the one glossary the whole app uses.
+_METRIC_HELP = METRICS
 _SPLIT_HELP = {"id": " on the in-domain test set", "ood": " on the out-of-domain test set",
                "train": " on the training data", "all": ""}
 _AGG_HELP = {"rate": "Share of problems, in % (a task's seeds averaged first)",

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from engine import methods as m
 from engine import robustness
 from engine.store import RunStore
+from widgets.tips import explain_headers
 from engine.tasks import variants
 from viewers.robustness_plot import RobustnessPlot
 
@@ -137,6 +138,7 @@ class RobustnessView(QDialog):
         self.plot = RobustnessPlot()
         self.table = QTableWidget(0, 5)
         self.table.setHorizontalHeaderLabels(["Level", "Runs", "Recovered", "Rate", "Median NMSE (test ID)"])
+        explain_headers(self.table)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)

@@ -38,6 +38,7 @@ from viewers.pareto_plot import LossAxis
 from viewers.style import styled_plot
 
 from .candidate_table import CandidateTable
+from .tips import explain_headers
 
 LOSS_FLOOR = 1e-16
 #: Run A and run B (Okabe-Ito blue and vermillion).
@@ -149,6 +150,7 @@ class RunCompare(QDialog):
 
         self.metrics = QTableWidget(len(METRIC_ROWS), 2)
         self.metrics.setVerticalHeaderLabels([r[0] for r in METRIC_ROWS])
+        explain_headers(self.metrics, Qt.Orientation.Vertical)
         self.metrics.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.metrics.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
         self.metrics.setWordWrap(False)

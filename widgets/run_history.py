@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.tips import explain_headers
+
 _COLUMNS = ("Started", "Task", "Method", "Status", "NMSE ID", "NMSE OOD", "SA", "Model")
 
 #: Symbolic accuracy in a cell, and its sort key (found first, then undecided, not found, unchecked).
@@ -69,6 +71,7 @@ class RunHistory(QWidget):
         top.addWidget(self.compare_button)
         self.table = QTableWidget(0, len(_COLUMNS))
         self.table.setHorizontalHeaderLabels(_COLUMNS)
+        explain_headers(self.table)  # a sentence on each metric column
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

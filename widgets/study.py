@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QHBoxLayo
 
 from engine.lab.study import (Study, StudyError, StudySession, aggregate, export_csv, export_json, load_study,
                               table_from_events, task_summary)
+from engine.metrics.glossary import explain
 
 STUDY_FILTER = "Study files (*.toml *.json);;All files (*)"
 #: Lab panel controls a participant must not touch during a study (disabled) or see (hidden).
@@ -386,6 +387,17 @@ class InstructorDialog(QDialog):
     """The aggregate per participant and task, the means per task, and exports."""
 
     COLUMNS = ("participant", "task", "accuracy", "RMSLE", "experiments", "rounds", "time", "submitted")
+    TIPS = (
+        "The participant's id as typed at the start of the study.",
+        "The lab task (system, difficulty and domain).",
+        "Symbolic accuracy: the share of submitted laws equivalent to the hidden law once constants may differ "
+        "(NewtonBench's SA).",
+        explain("rmsle"),
+        "How many experiments the participant ran before submitting.",
+        "How many rounds of experiments (one round is one press of Run).",
+        "Time from opening the task to submitting the law.",
+        "Whether a law was submitted before the task ended.",
+    )
 
     def __init__(self, study: Study, store_path=None, parent: QWidget | None = None, interactive: bool = True):
         super().__init__(parent)
@@ -400,6 +412,8 @@ class InstructorDialog(QDialog):
         self.table = QTableWidget(0, len(self.COLUMNS))
         self.table.setObjectName("studyAggregate")
         self.table.setHorizontalHeaderLabels(list(self.COLUMNS))
+        for c, tip in enumerate(self.TIPS):
+            self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.refresh_button = QPushButton("Refresh")

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from engine import methods as m
 from engine.store import RunStore
 from engine.sweep import LAB_METHODS, PlanError, SweepSpec, plan
+from widgets.tips import explain_headers
 from engine.sweep.runner import (SweepContext, SweepEnded, SweepPlanned, UnitDone, UnitRetried, UnitStarted, eta)
 
 #: Depth of the suite tree (benchmark ▸ suite ▸ group); deeper ids are counted, not listed.
@@ -165,6 +166,7 @@ class SweepDialog(QDialog):
         self.status.setWordWrap(True)
         self.table = QTableWidget(0, 8)
         self.table.setHorizontalHeaderLabels(["Task", "Method", "Seed", "Status", "Test NMSE", "Seconds", "Worker", "Model"])
+        explain_headers(self.table)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.table.horizontalHeader()
