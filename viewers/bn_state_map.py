@@ -19,25 +19,32 @@ import pyqtgraph as pg
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
+from . import style
 from .style import configure_pyqtgraph
 
 #: split key -> label in the selector.
 SPLIT_LABELS = {"train": "fitting transitions", "test_id": "in-domain (fitting) transitions",
                 "test_ood": "out-of-domain transitions", "fitting": "fitting transitions"}
 
-OFF_COLOR = (236, 236, 236)
-ON_COLOR = (0, 84, 147)
-AGREE_COLOR = (250, 250, 250)
-FALSE_ON_COLOR = (230, 40, 40)  # predicted on, truly off
-FALSE_OFF_COLOR = (120, 0, 0)  # predicted off, truly on
-NOT_SCORED_COLOR = (215, 215, 215)  # rows of free inputs in the mismatch map
+# Cell colours come from the current style (viewers/style.py), in the light theme: off = light
+# grey, on = dark blue; mismatches: red = predicted on but truly off, dark red = predicted off but
+# truly on; near-white where they agree, mid grey for free inputs (not scored).
 #: Gene labels shown on the y axis at most; more genes get every k-th label.
 MAX_LABELS = 45
 #: Transition numbers shown on the x axis at most.
 MAX_X_LABELS = 30
 
-_STATE_LUT = np.array([OFF_COLOR, ON_COLOR], dtype=np.ubyte)
-_MISMATCH_LUT = np.array([AGREE_COLOR, FALSE_ON_COLOR, FALSE_OFF_COLOR, NOT_SCORED_COLOR], dtype=np.ubyte)
+
+
+def _state_lut() -> np.ndarray:
+    s = style.current()
+    return np.array([s.cell_off[:3], s.cell_on[:3]], dtype=np.ubyte)
+
+
+def _mismatch_lut() -> np.ndarray:
+    s = style.current()
+    return np.array([s.cell_agree[:3], s.cell_false_on[:3], s.cell_false_off[:3], s.cell_not_scored[:3]],
+                    dtype=np.ubyte)
 
 
 def _as_splits(values) -> dict[str, np.ndarray] | None:
@@ -49,7 +56,7 @@ def _as_splits(values) -> dict[str, np.ndarray] | None:
 
 
 def _square(color) -> str:
-    return f"<span style='color: rgb{tuple(color)}'>&#9632;</span>"
+    return f"<span style='color: {style.css(color)}'>&#9632;</span>"
 
 
 class BNStateMap(QWidget):
@@ -73,7 +80,7 @@ class BNStateMap(QWidget):
         titles = ("True next state", "Predicted next state", self._mismatch_title(False))
         for row, title in enumerate(titles):
             plot = self.layout_widget.addPlot(row=row, col=0)
-            plot.setTitle(title, size="10pt")
+            plot.setTitle(title, size=style.title_size())
             plot.invertY(True)
             plot.setMenuEnabled(False)
             plot.hideButtons()
@@ -101,6 +108,15 @@ class BNStateMap(QWidget):
         self.predicted: dict[str, np.ndarray] | None = None
         self.current_split: str | None = None
         self.clear()
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: cell colours, titles, fonts and gene labels again."""
+        style.apply_view(self.layout_widget, s)
+        self.plots[2].setTitle(self._mismatch_title(bool(self.inputs)), size=style.title_size())
+        if self.current_split is not None:
+            self._draw()
+        self._set_gene_ticks()
 
     # -- public API
 
@@ -175,9 +191,10 @@ class BNStateMap(QWidget):
 
     @staticmethod
     def _mismatch_title(with_inputs: bool) -> str:
-        grey = f"; {_square(NOT_SCORED_COLOR)} input, not scored" if with_inputs else ""
-        return (f"Mismatches ({_square(FALSE_ON_COLOR)} predicted on, truly off; "
-                f"{_square(FALSE_OFF_COLOR)} predicted off, truly on{grey})")
+        s = style.current()
+        grey = f"; {_square(s.cell_not_scored)} input, not scored" if with_inputs else ""
+        return (f"Mismatches ({_square(s.cell_false_on)} predicted on, truly off; "
+                f"{_square(s.cell_false_off)} predicted off, truly on{grey})")
 
     def _split_changed(self, index: int) -> None:
         name = self.split_box.itemData(index)
@@ -217,22 +234,22 @@ class BNStateMap(QWidget):
         name = self.current_split
         truth = self.true[name] > 0.5
         n, g = truth.shape
-        self.images[0].setImage(truth.astype(np.uint8), levels=(0, 1), lut=_STATE_LUT)
+        self.images[0].setImage(truth.astype(np.uint8), levels=(0, 1), lut=_state_lut())
         pred = None if self.predicted is None else self.predicted.get(name)
         has_pred = pred is not None
         for plot in self.plots[1:]:
             plot.setVisible(has_pred)
         if has_pred:
             pred = pred > 0.5
-            self.images[1].setImage(pred.astype(np.uint8), levels=(0, 1), lut=_STATE_LUT)
+            self.images[1].setImage(pred.astype(np.uint8), levels=(0, 1), lut=_state_lut())
             code = np.zeros(truth.shape, dtype=np.uint8)
             code[pred & ~truth] = 1
             code[~pred & truth] = 2
             for j, gene in enumerate(self.genes):
                 if gene in self.inputs:
                     code[:, j] = 3  # grey: a model does not predict inputs
-            self.images[2].setImage(code, levels=(0, 3), lut=_MISMATCH_LUT)
-            self.plots[2].setTitle(self._mismatch_title(bool(self.inputs)), size="10pt")
+            self.images[2].setImage(code, levels=(0, 3), lut=_mismatch_lut())
+            self.plots[2].setTitle(self._mismatch_title(bool(self.inputs)), size=style.title_size())
             wrong, total = self.mismatch_count()
             cols = [j for j, gn in enumerate(self.genes) if gn not in self.inputs]
             bad_rows = int(np.sum(np.any(truth[:, cols] != pred[:, cols], axis=1))) if cols else 0

@@ -26,7 +26,10 @@ from PySide6.QtWidgets import QGraphicsEllipseItem, QGraphicsPolygonItem, QLabel
 
 from engine.metrics.symbolbench import graph_shd
 
-#: category -> (label, colour, dashed). Okabe–Ito colours, as the other views.
+from . import style
+
+#: category -> (label, colour, dashed). Okabe–Ito colours, as the other views. The light theme's
+#: colours; :func:`_category_color` gives the current style's (true edges are light on dark).
 CATEGORIES = {
     "tp": ("true positive", (0, 158, 115), False),
     "fp": ("false positive", (213, 94, 0), False),
@@ -38,8 +41,15 @@ LOOP_RADIUS = 0.13
 HEAD_LENGTH = 0.075
 HEAD_WIDTH = 0.032
 BEND = 0.18  # sideways bend of an edge whose reverse is drawn too, as a fraction of its length
-NODE_FILL = (235, 242, 250)
-NODE_EDGE = (60, 90, 130)
+
+
+def _category_color(category: str) -> tuple:
+    s = style.current()
+    if category == "truth":
+        return (200, 200, 200) if s.dark else ((0, 0, 0) if s.high_contrast else CATEGORIES["truth"][1])
+    if category == "missed" and (s.dark or s.high_contrast):
+        return s.faint
+    return CATEGORIES[category][1]
 
 
 def _edges(edges: Iterable) -> set[tuple[str, str, int]]:
@@ -82,19 +92,32 @@ class CausalGraphView(QWidget):
         self._message: pg.TextItem | None = None
         self.names: list[str] = []
         self.summary: dict[str, int] = {}
+        self._last: tuple | None = None  # the arguments of the last set_graphs, to draw it again
+        self._last_message = "No graph to show."
         self.clear("No graph to show.")
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: draw the graph (or the message) again."""
+        style.apply_view(self.plot_widget, s)
+        if self._last is not None:
+            args, kwargs = self._last
+            self.set_graphs(*args, **kwargs)
+        else:
+            self.clear(self._last_message)
 
     # -- public API
 
     def clear(self, message: str = "") -> None:
         """Remove the graph and show ``message`` instead."""
+        self._last, self._last_message = None, message
         self.plot.clear()
         self._edge_items, self._node_items = [], []
         self.names, self.summary = [], {}
         self.plot.setTitle("")
         self.legend.setText("")
         self.counts.setText("")
-        self._message = pg.TextItem(message, color=(90, 90, 90), anchor=(0.5, 0.5))
+        self._message = pg.TextItem(message, color=style.current().muted, anchor=(0.5, 0.5))
         self.plot.addItem(self._message)
         self._message.setPos(0, 0)
         self.plot.setRange(xRange=(-1, 1), yRange=(-1, 1), padding=0)
@@ -104,6 +127,9 @@ class CausalGraphView(QWidget):
         """Draw the graph over ``names``: the true edges, and when ``predicted_edges`` is given
         the comparison (true positives, false positives, missed). Edges are (source, target, lag)
         triples; a name in an edge but not in ``names`` is added as a node."""
+        true_edges = list(true_edges)
+        predicted_edges = None if predicted_edges is None else list(predicted_edges)
+        self._last = ((names, true_edges, predicted_edges), dict(title=title, descriptions=descriptions))
         self.plot.clear()
         self._edge_items, self._node_items = [], []
         self._message = None
@@ -132,7 +158,7 @@ class CausalGraphView(QWidget):
 
         extent = (1.0 if len(nodes) > 1 else 0.45) + NODE_RADIUS + 2.2 * LOOP_RADIUS + 0.05
         self.plot.setRange(xRange=(-extent, extent), yRange=(-extent, extent), padding=0.02)
-        self.plot.setTitle(title, size="10pt")
+        self.plot.setTitle(title, size=style.title_size())
         shown = ["truth"] if predicted is None else ["tp", "fp", "missed"]
         self.legend.setText(" &nbsp; &nbsp; ".join(self._legend_entry(c) for c in shown))
         if predicted is None:
@@ -168,27 +194,29 @@ class CausalGraphView(QWidget):
 
     @staticmethod
     def _legend_entry(category: str) -> str:
-        label, (r, g, b), dashed = CATEGORIES[category]
+        label, _colour, dashed = CATEGORIES[category]
+        r, g, b = _category_color(category)[:3]
         stroke = "╌╌╌" if dashed else "━━━"
         return f"<span style='color: rgb({r},{g},{b}); font-weight: bold'>{stroke}▶</span> {label}"
 
     def _pen(self, category: str) -> QPen:
-        _, colour, dashed = CATEGORIES[category]
-        return pg.mkPen(colour, width=2.4 if category != "missed" else 2.0,
-                        style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
+        _, _colour, dashed = CATEGORIES[category]
+        return style.pen(_category_color(category), 2.4 if category != "missed" else 2.0,
+                         style=Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine)
 
     def _draw_node(self, name: str, centre: np.ndarray, description: str) -> None:
         r = NODE_RADIUS
         disc = QGraphicsEllipseItem(float(centre[0] - r), float(centre[1] - r), 2 * r, 2 * r)
-        disc.setPen(pg.mkPen(NODE_EDGE, width=2))
-        disc.setBrush(QBrush(QColor(*NODE_FILL)))
+        s = style.current()
+        disc.setPen(style.pen(s.node_edge, 2))
+        disc.setBrush(QBrush(QColor(*s.node_fill[:3])))
         disc.setZValue(10)
         if description:
             disc.setToolTip(f"{name}: {description}")
         self.plot.addItem(disc)
-        label = pg.TextItem(name, color=(20, 30, 50), anchor=(0.5, 0.5))
+        label = pg.TextItem(name, color=s.node_text, anchor=(0.5, 0.5))
         font = label.textItem.font()
-        font.setPointSize(11)
+        font.setPointSizeF(11 * (1.5 if s.presentation else 1))
         font.setBold(True)
         label.setFont(font)
         label.setPos(float(centre[0]), float(centre[1]))
@@ -219,15 +247,15 @@ class CausalGraphView(QWidget):
         curve = pg.PlotCurveItem(line[:, 0], line[:, 1], pen=pen)
         curve.setZValue({"missed": 1, "truth": 2, "fp": 3, "tp": 4}[category])
         self.plot.addItem(curve)
-        head = self._arrowhead(tip, direction, CATEGORIES[category][1])
+        head = self._arrowhead(tip, direction, _category_color(category))
         head.setZValue(curve.zValue())
         self.plot.addItem(head)
         item = {"source": source, "target": target, "lags": lags, "category": category,
                 "curve": curve, "head": head, "label": None}
         if lags != [1]:
             mid = points[len(points) // 2]
-            text = pg.TextItem("lag " + ",".join(str(x) for x in lags), color=CATEGORIES[category][1],
-                               anchor=(0.5, 0.5), fill=pg.mkBrush(255, 255, 255, 220))
+            text = pg.TextItem("lag " + ",".join(str(x) for x in lags), color=_category_color(category),
+                               anchor=(0.5, 0.5), fill=pg.mkBrush(*style.current().background[:3], 220))
             text.setPos(float(mid[0]), float(mid[1]))
             self.plot.addItem(text)
             item["label"] = text

@@ -8,6 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .fit_viewer import _thin
+from . import style
 from .style import split_brush, split_label, styled_plot
 
 
@@ -36,7 +37,7 @@ class DataPreview(QWidget):
         top.addWidget(self.status)
         self.plot_widget = pg.PlotWidget()
         self.plot = styled_plot(self.plot_widget, "Data", "input", "target")
-        self.plot.addLegend(offset=(5, 5))
+        style.apply_legend(self.plot.addLegend(offset=(5, 5)))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(top)
@@ -47,6 +48,11 @@ class DataPreview(QWidget):
         self._targets: list[str] = []
         self.input_box.currentIndexChanged.connect(self._redraw)
         self.target_box.currentIndexChanged.connect(self._redraw)
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        self._redraw(emit=False)
+        style.apply_view(self.plot_widget, s)
 
     def set_loading(self, task_title: str) -> None:
         self._data = None
@@ -82,7 +88,7 @@ class DataPreview(QWidget):
     def point_count(self) -> int:
         return sum(len(item.getData()[0]) for item in self.plot.listDataItems() if item.getData()[0] is not None)
 
-    def _redraw(self) -> None:
+    def _redraw(self, *_args, emit: bool = True) -> None:
         self.plot.clear()
         if self._data is None or not self._inputs:
             return
@@ -97,9 +103,10 @@ class DataPreview(QWidget):
             if y.ndim == 2:
                 y = y[:, min(which, y.shape[1] - 1)]
             ok = np.isfinite(x) & np.isfinite(y)
-            self.plot.plot(x[ok], y[ok], pen=None, symbol="o", symbolSize=3, symbolPen=None,
+            self.plot.plot(x[ok], y[ok], pen=None, symbol="o", symbolSize=style.size(3), symbolPen=None,
                            symbolBrush=split_brush(split.name), name=split_label(split.name))
         self.plot.setLabel("bottom", name)
         self.plot.setLabel("left", self._target)
-        self.plot.setTitle(f"{self._target} against {name}", size="10pt")
-        self.input_changed.emit(name)
+        self.plot.setTitle(f"{self._target} against {name}", size=style.title_size())
+        if emit:
+            self.input_changed.emit(name)

@@ -10,7 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .style import IDENTITY_COLOR, PREDICTION_COLOR, TRUTH_COLOR, split_brush, split_label, styled_plot
+from . import style
+from .style import split_brush, split_label, styled_plot
 
 #: Points drawn per split at most (pyqtgraph stays smooth; the metrics use every point).
 MAX_POINTS = 4000
@@ -56,10 +57,29 @@ class FitViewer(QWidget):
         # redrawn in a few milliseconds this way, where new PlotDataItems (each restyling all of
         # its points several times) took over 100 ms on the GUI thread.
         self._points: dict[tuple[str, str], pg.ScatterPlotItem] = {}
-        self._identity = pg.PlotDataItem(pen=pg.mkPen(IDENTITY_COLOR, width=2, style=pg.QtCore.Qt.PenStyle.DashLine))
-        self._zero = pg.InfiniteLine(angle=0, pos=0, pen=pg.mkPen(IDENTITY_COLOR, width=2,
-                                                                   style=pg.QtCore.Qt.PenStyle.DashLine))
+        dashed = pg.QtCore.Qt.PenStyle.DashLine
+        self._identity = pg.PlotDataItem(pen=style.pen(style.current().identity, 2, style=dashed))
+        self._zero = pg.InfiniteLine(angle=0, pos=0, pen=style.pen(style.current().identity, 2, style=dashed))
         self._set_time_visible(False)
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: markers, lines, axes and background again."""
+        dashed = pg.QtCore.Qt.PenStyle.DashLine
+        self._identity.setPen(style.pen(s.identity, 2, style=dashed))
+        self._zero.setPen(style.pen(s.identity, 2, style=dashed))
+        for (_plot, split), item in self._points.items():
+            item.setSize(style.size(4))
+            item.setBrush(split_brush(split))
+        if self.current is not None and self.current.time:
+            current, self.current = self.current, None
+            self.show_fit(current)  # the time plot is drawn from scratch
+        style.apply_view(self.layout_widget, s)
+
+    def marker_size(self) -> float:
+        """Size of the predicted-vs-true markers (for tests)."""
+        item = next((i for (p, _), i in self._points.items() if p == "fit"), None)
+        return float(item.opts["size"]) if item is not None else style.size(4)
 
     def _set_time_visible(self, visible: bool) -> None:
         self.time_plot.setVisible(visible)
@@ -93,7 +113,7 @@ class FitViewer(QWidget):
         item = self._points.get((plot_name, split))
         if item is None:
             item = self._points[(plot_name, split)] = pg.ScatterPlotItem(
-                size=4, pen=None, brush=split_brush(split), symbol="o", name=split_label(split), hoverable=False)
+                size=style.size(4), pen=None, brush=split_brush(split), symbol="o", name=split_label(split), hoverable=False)
         return item
 
     def show_fit(self, fit: FitData) -> None:
@@ -147,18 +167,21 @@ class FitViewer(QWidget):
         t = np.concatenate(ts)
         order = np.argsort(t, kind="stable")
         t, yt, yp = t[order], np.concatenate(truth)[order], np.concatenate(pred)[order]
-        self.time_plot.plot(t, yt, pen=pg.mkPen(TRUTH_COLOR, width=2), name=f"true {fit.target}")
+        s = style.current()
+        self.time_plot.plot(t, yt, pen=style.pen(s.truth, 2), name=f"true {fit.target}")
         self.time_plot.plot(t, np.where(np.isfinite(yp), yp, np.nan), connect="finite",
-                            pen=pg.mkPen(PREDICTION_COLOR, width=2, style=pg.QtCore.Qt.PenStyle.DashLine),
+                            pen=style.pen(s.prediction, 2, style=pg.QtCore.Qt.PenStyle.DashLine),
                             name="model")
         ood = fit.time.get("test_ood")
         if ood is not None and ood.size:
             region = pg.LinearRegionItem(values=(float(np.min(ood)), float(np.max(ood))), movable=False,
-                                         brush=pg.mkBrush(230, 159, 0, 40))
+                                         brush=pg.mkBrush(*s.orange[:3], 55 if s.dark else 40))
             region.setToolTip("out-of-domain test range")
             region.setZValue(-10)
             self.time_plot.addItem(region)
-            label = pg.TextItem("OOD", color=(170, 110, 0), anchor=(0, 0))
+            label = pg.TextItem("OOD", color=s.orange if s.dark else (170, 110, 0), anchor=(0, 0))
+            if s.tick_pt is not None:
+                label.setFont(style.font(s.tick_pt))
             label.setPos(float(np.min(ood)), float(np.nanmax(yt)))
             self.time_plot.addItem(label)
         self.time_plot.setLabel("bottom", fit.time_name)

@@ -15,14 +15,12 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from .style import IDENTITY_COLOR, PREDICTION_COLOR, styled_plot
+from . import style
+from .style import styled_plot
 
-#: Measured points (Okabe-Ito blue) and the selected experiment (vermillion ring).
-DATA_COLOR = (0, 114, 178)
-SELECTED_COLOR = (213, 94, 0)
-FAINT_COLOR = (160, 160, 160)
-#: Colours of the series in the series plot (Okabe-Ito, colour-blind safe).
-SERIES_COLORS = [(0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (230, 159, 0), (86, 180, 233)]
+# Colours come from the current style (viewers/style.py): measured points in its blue, the
+# selected experiment ringed in its prediction colour (vermillion), other experiments faint,
+# and the series plot's curves in its Okabe-Ito series colours.
 
 
 class DecadeAxis(pg.AxisItem):
@@ -90,16 +88,26 @@ class LabScanPlot(QWidget):
         for p in (self.plot, self.residual_plot):
             for axis in ("left", "bottom"):
                 p.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(8, 8), brush=pg.mkBrush(255, 255, 255, 210),
-                                          pen=pg.mkPen(200, 200, 200))
-        self.message = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        self.legend = self.plot.addLegend(offset=(8, 8), brush=pg.mkBrush(style.current().legend_fill),
+                                          pen=pg.mkPen(style.current().legend_border))
+        self.message = pg.TextItem("", color=style.current().muted, anchor=(0.5, 0.5))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.layout_widget)
         self._scatter: pg.PlotDataItem | None = None
         self.shown_points = 0
         self.model_shown = False
+        self._last: tuple | None = None  # the arguments of the last show_data, to draw it again
         self.clear("Run experiments to see them here.")
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: draw the same measurements again."""
+        self.message.setColor(pg.mkColor(s.muted))
+        if self._last is not None:
+            args, kwargs = self._last
+            self.show_data(*args, **kwargs)
+        style.apply_view(self.layout_widget, s)
 
     def _set_residuals_visible(self, visible: bool) -> None:
         """The residual plot takes room only once there is a model to compare with."""
@@ -108,10 +116,12 @@ class LabScanPlot(QWidget):
         self.layout_widget.ci.layout.setRowStretchFactor(1, 1 if visible else 0)
 
     def clear(self, message: str = "") -> None:
+        self._last = None
         self.plot.clear()
         self.residual_plot.clear()
         self._set_residuals_visible(False)
         self.legend.clear()
+        self.legend.setVisible(False)  # an empty legend would show as a small empty box
         self._scatter = None
         self.shown_points = 0
         self.model_shown = False
@@ -129,11 +139,14 @@ class LabScanPlot(QWidget):
         x = np.asarray(x, dtype=float)
         y = np.asarray(y, dtype=float)
         self.clear("")
+        self._last = ((x, y), dict(x_label=x_label, y_label=y_label, log_x=log_x, log_y=log_y, selected=selected,
+                                   model_x=model_x, model_y=model_y, predicted=predicted))
+        s = style.current()
         self.plot.setLogMode(x=log_x, y=log_y)
         self.residual_plot.setLogMode(x=log_x, y=False)
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
-        self.plot.setTitle(f"{y_label} against {x_label}", size="10pt")
+        self.plot.setTitle(f"{y_label} against {x_label}", size=style.title_size())
         self.residual_plot.setLabel("bottom", x_label)
         index = np.arange(len(x))
         ok = _finite_for(x, log_x) & _finite_for(y, log_y)
@@ -142,9 +155,9 @@ class LabScanPlot(QWidget):
                        + (" (log axes need positive values)." if (log_x or log_y) else "."))
             return
         # PlotDataItem (not a bare ScatterPlotItem) so that the plot's log mode applies to it.
-        self._scatter = self.plot.plot(x[ok], y[ok], pen=None, symbol="o", symbolSize=9,
-                                       symbolPen=pg.mkPen(255, 255, 255, 200),
-                                       symbolBrush=pg.mkBrush(*DATA_COLOR, 220), data=list(index[ok]),
+        self._scatter = self.plot.plot(x[ok], y[ok], pen=None, symbol="o", symbolSize=style.size(9),
+                                       symbolPen=pg.mkPen(*s.background[:3], 200),
+                                       symbolBrush=pg.mkBrush(*s.blue, 220), data=list(index[ok]),
                                        name="measured")
         self._scatter.setZValue(10)  # measurements stay visible over the model
         self._scatter.sigPointsClicked.connect(self._on_clicked)
@@ -157,29 +170,29 @@ class LabScanPlot(QWidget):
             mx, my = np.asarray(model_x, dtype=float), np.asarray(model_y, dtype=float)
             good = _finite_for(mx, log_x) & _finite_for(my, log_y)
             if good.any():
-                self.plot.plot(mx[good], my[good], pen=pg.mkPen(PREDICTION_COLOR, width=2), name="hypothesis")
+                self.plot.plot(mx[good], my[good], pen=style.pen(s.prediction, 2), name="hypothesis")
                 self.model_shown = True
         if predicted is not None:
             p = np.asarray(predicted, dtype=float)
             good = ok & _finite_for(p, log_y)
             if good.any() and not self.model_shown:
-                self.plot.plot(x[good], p[good], pen=None, symbol="x", symbolSize=10,
-                               symbolPen=pg.mkPen(PREDICTION_COLOR, width=2), name="hypothesis")
+                self.plot.plot(x[good], p[good], pen=None, symbol="x", symbolSize=style.size(10),
+                               symbolPen=style.pen(s.prediction, 2), name="hypothesis")
                 self.model_shown = True
             with np.errstate(all="ignore"):
                 residual = (y - p) / np.abs(y)
             keep = ok & np.isfinite(residual)
             self._set_residuals_visible(True)
             if keep.any():
-                self.residual_plot.plot(x[keep], residual[keep], pen=None, symbol="o", symbolSize=7, symbolPen=None,
-                                        symbolBrush=pg.mkBrush(*DATA_COLOR, 220))
-                self.residual_plot.addLine(y=0, pen=pg.mkPen(IDENTITY_COLOR, width=1.5,
-                                                             style=Qt.PenStyle.DashLine))
+                self.residual_plot.plot(x[keep], residual[keep], pen=None, symbol="o", symbolSize=style.size(7),
+                                        symbolPen=None, symbolBrush=pg.mkBrush(*s.blue, 220))
+                self.residual_plot.addLine(y=0, pen=style.pen(s.identity, 1.5, style=Qt.PenStyle.DashLine))
         if selected is not None and 0 <= selected < len(x) and ok[selected]:
-            self.plot.plot([x[selected]], [y[selected]], pen=None, symbol="o", symbolSize=17,
-                           symbolPen=pg.mkPen(SELECTED_COLOR, width=2.5), symbolBrush=pg.mkBrush(0, 0, 0, 0),
+            self.plot.plot([x[selected]], [y[selected]], pen=None, symbol="o", symbolSize=style.size(17),
+                           symbolPen=style.pen(s.prediction, 2.5), symbolBrush=pg.mkBrush(0, 0, 0, 0),
                            name="selected")
         self._place_legend(x[ok], y[ok])
+        self.legend.setVisible(bool(self.legend.items))
         self.plot.enableAutoRange()
         self.residual_plot.enableAutoRange(axis="y")
 
@@ -212,18 +225,29 @@ class LabSeriesPlot(QWidget):
         self.plot = styled_plot(self.plot_widget, "Recorded series", "time", "value")
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=(8, 8), brush=pg.mkBrush(255, 255, 255, 210),
-                                          pen=pg.mkPen(200, 200, 200))
-        self.message = pg.TextItem("", color=(90, 90, 90), anchor=(0.5, 0.5))
+        self.legend = self.plot.addLegend(offset=(8, 8), brush=pg.mkBrush(style.current().legend_fill),
+                                          pen=pg.mkPen(style.current().legend_border))
+        self.message = pg.TextItem("", color=style.current().muted, anchor=(0.5, 0.5))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot_widget)
         self.curves_shown = 0
+        self._last: tuple | None = None  # the arguments of the last show_series
         self.clear("Run an experiment to see its recorded series.")
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        self.message.setColor(pg.mkColor(s.muted))
+        if self._last is not None:
+            args, kwargs = self._last
+            self.show_series(*args, **kwargs)
+        style.apply_view(self.plot_widget, s)
 
     def clear(self, message: str = "") -> None:
+        self._last = None
         self.plot.clear()
         self.legend.clear()
+        self.legend.setVisible(False)  # an empty legend would show as a small empty box
         self.curves_shown = 0
         self.message.setText(message)
         if message:
@@ -235,10 +259,12 @@ class LabSeriesPlot(QWidget):
                     log_x: bool = False, log_y: bool = False, title: str = "") -> None:
         """``curves``: (legend label, x, y, selected). Selected curves are drawn last, in colour."""
         self.clear("")
+        self._last = ((curves,), dict(x_label=x_label, y_label=y_label, log_x=log_x, log_y=log_y, title=title))
+        s = style.current()
         self.plot.setLogMode(x=log_x, y=log_y)
         self.plot.setLabel("bottom", x_label)
         self.plot.setLabel("left", y_label)
-        self.plot.setTitle(title or f"{y_label} against {x_label}", size="10pt")
+        self.plot.setTitle(title or f"{y_label} against {x_label}", size=style.title_size())
         drawn = 0
         others = [c for c in curves if not c[3]]
         chosen = [c for c in curves if c[3]]
@@ -251,15 +277,16 @@ class LabSeriesPlot(QWidget):
             if not ok.any():
                 continue
             if selected:
-                color = SERIES_COLORS[(i - len(others)) % len(SERIES_COLORS)]
-                self.plot.plot(x[ok], y[ok], pen=pg.mkPen(color, width=2.5), symbol="o", symbolSize=6,
+                color = s.series[(i - len(others)) % len(s.series)]
+                self.plot.plot(x[ok], y[ok], pen=style.pen(color, 2.5), symbol="o", symbolSize=style.size(6),
                                symbolPen=None, symbolBrush=pg.mkBrush(*color), name=label)
             else:
-                self.plot.plot(x[ok], y[ok], pen=pg.mkPen(*FAINT_COLOR, 140, width=1), symbol="o", symbolSize=3,
-                               symbolPen=None, symbolBrush=pg.mkBrush(*FAINT_COLOR, 140),
+                self.plot.plot(x[ok], y[ok], pen=style.pen(s.faint, 1, alpha=140), symbol="o",
+                               symbolSize=style.size(3), symbolPen=None, symbolBrush=pg.mkBrush(*s.faint[:3], 140),
                                name=label if i == 0 else None)
             drawn += 1
         self.curves_shown = drawn
+        self.legend.setVisible(bool(self.legend.items))
         if curves:
             all_x = np.concatenate([np.asarray(c[1], dtype=float).ravel() for c in curves])
             all_y = np.concatenate([np.asarray(c[2], dtype=float).ravel() for c in curves])

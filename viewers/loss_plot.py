@@ -7,7 +7,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .style import PREDICTION_COLOR, styled_plot
+from . import style
+from .style import styled_plot
 
 #: Losses are clipped to this floor so an exact fit (loss 0) still shows on a log axis.
 LOSS_FLOOR = 1e-16
@@ -24,7 +25,7 @@ class LossPlot(QWidget):
         # On a log axis pyqtgraph's automatic "(x1e-09)" scaling mixes with decade labels and
         # misleads; the decades alone say it.
         self.plot.getAxis("left").enableAutoSIPrefix(False)
-        self.curve = self.plot.plot([], [], pen=pg.mkPen(PREDICTION_COLOR, width=2))
+        self.curve = self.plot.plot([], [], pen=style.pen(style.current().prediction, 2))
         self.summary = QLabel("No run yet.")
         self.summary.setObjectName("lossSummary")
         layout = QVBoxLayout(self)
@@ -39,6 +40,12 @@ class LossPlot(QWidget):
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
         self.clear()
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: new pen, axes and background."""
+        self.curve.setPen(style.pen(s.prediction, 2))
+        style.apply_view(self.plot_widget, s)
 
     def clear(self) -> None:
         self._x, self._y = [], []
@@ -58,7 +65,7 @@ class LossPlot(QWidget):
         self._dirty = True
 
     def set_series(self, iterations, losses) -> None:
-        self._x, self._y = [], []
+        self.clear()  # an empty series must not leave the previous run's curve on screen
         for i, loss in zip(iterations, losses):
             self.append(i, loss)
         self._redraw()

@@ -19,16 +19,16 @@ from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 
 from engine import pareto
 
-from .style import PREDICTION_COLOR, styled_plot
+from . import style
+from .style import styled_plot
 
 #: Losses are clipped to this floor so an exact fit (loss 0) still shows on a log axis.
 LOSS_FLOOR = 1e-16
 #: A click or hover within this many pixels of a point picks it.
 PICK_PIXELS = 12
 
-FRONT_COLOR = (0, 114, 178)
-DOMINATED_COLOR = (170, 170, 170)
-RECOMMENDED_COLOR = (230, 159, 0)
+# Colours come from the current style (viewers/style.py): the front is its blue, dominated
+# models its faint grey, the recommended one its orange and the final model its prediction colour.
 
 
 class LossAxis(pg.AxisItem):
@@ -77,23 +77,19 @@ class ParetoPlot(QWidget):
         # where no point usually is.
         self.legend = self.plot.addLegend(offset=(6, -6), labelTextSize="8pt", verSpacing=-6)
         self.plot.vb.setDefaultPadding(0.08)
-        self.steps = pg.PlotDataItem(pen=pg.mkPen(FRONT_COLOR, width=1.5))
-        self.points = pg.ScatterPlotItem(size=9, pen=pg.mkPen("w", width=0.8), name="Pareto front",
-                                         brush=pg.mkBrush(*FRONT_COLOR))
-        self.others = pg.ScatterPlotItem(size=7, pen=pg.mkPen(DOMINATED_COLOR, width=1.2),
-                                         brush=pg.mkBrush(None), name="dominated")
-        self.chosen_item = pg.ScatterPlotItem(size=19, symbol="o", brush=pg.mkBrush(None),
-                                              pen=pg.mkPen(PREDICTION_COLOR, width=2.2), name="final model")
-        self.recommended_item = pg.ScatterPlotItem(size=20, symbol="star", pen=pg.mkPen((120, 70, 0), width=1),
-                                                   brush=pg.mkBrush(*RECOMMENDED_COLOR), name="recommended")
-        self.selected_item = pg.ScatterPlotItem(size=25, symbol="s", brush=pg.mkBrush(None),
-                                                pen=pg.mkPen((30, 30, 30), width=1.5, style=Qt.PenStyle.DashLine))
+        self.steps = pg.PlotDataItem()
+        self.points = pg.ScatterPlotItem(name="Pareto front")
+        self.others = pg.ScatterPlotItem(brush=pg.mkBrush(None), name="dominated")
+        self.chosen_item = pg.ScatterPlotItem(symbol="o", brush=pg.mkBrush(None), name="final model")
+        self.recommended_item = pg.ScatterPlotItem(symbol="star", name="recommended")
+        self.selected_item = pg.ScatterPlotItem(symbol="s", brush=pg.mkBrush(None))
         for item in (self.steps, self.others, self.points, self.chosen_item, self.recommended_item, self.selected_item):
             self.plot.addItem(item)
         self.selected_item.setZValue(10)
         self.recommended_item.setZValue(5)
         self.hint = QLabel("")
-        self.hint.setStyleSheet("color: #555;")
+        self.hint.setWordWrap(True)  # no minimum width of its own (large fonts in presentation mode)
+        self._style_items(style.current())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.plot_widget)
@@ -108,6 +104,30 @@ class ParetoPlot(QWidget):
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
         self.clear()
+        style.on_change(self._restyle)
+
+    # ------------------------------------------------------------------ look
+
+    def _style_items(self, s: style.Style) -> None:
+        """Pens, brushes and sizes of the plot's items in the style ``s``."""
+        self.steps.setPen(style.pen(s.blue, 1.5))
+        self.points.setSize(style.size(9))
+        self.points.setPen(pg.mkPen(s.background, width=0.8 * s.line_scale))  # a thin gap around each point
+        self.points.setBrush(pg.mkBrush(*s.blue))
+        self.others.setSize(style.size(7))
+        self.others.setPen(style.pen(s.faint, 1.2))
+        self.chosen_item.setSize(style.size(19))
+        self.chosen_item.setPen(style.pen(s.prediction, 2.2))
+        self.recommended_item.setSize(style.size(20))
+        self.recommended_item.setPen(style.pen((255, 230, 170) if s.dark else (120, 70, 0), 1))
+        self.recommended_item.setBrush(pg.mkBrush(*s.orange))
+        self.selected_item.setSize(style.size(25))
+        self.selected_item.setPen(style.pen(s.foreground, 1.5, style=Qt.PenStyle.DashLine))
+        self.hint.setStyleSheet(f"color: {style.css(s.muted)};")
+
+    def _restyle(self, s: style.Style) -> None:
+        self._style_items(s)
+        style.apply_view(self.plot_widget, s)
 
     # ------------------------------------------------------------------ content
 
@@ -133,7 +153,7 @@ class ParetoPlot(QWidget):
         front = [i for i in pareto.front_indices(rows)]
         off = [i for i in range(len(rows)) if i not in on_front and np.isfinite(xy[i, 1])]
         self.points.setData(pos=xy[front] if front else np.zeros((0, 2)), data=front,
-                            brush=pg.mkBrush(*FRONT_COLOR))
+                            brush=pg.mkBrush(*style.current().blue))
         self.others.setData(pos=xy[off] if off else np.zeros((0, 2)), data=off)
         if front:
             # A staircase: flat to the next complexity, then down to its loss.

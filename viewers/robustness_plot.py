@@ -11,7 +11,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .style import PREDICTION_COLOR, styled_plot
+from . import style
+from .style import styled_plot
 
 
 class RobustnessPlot(QWidget):
@@ -23,9 +24,8 @@ class RobustnessPlot(QWidget):
         self.plot = styled_plot(self.plot_widget, "Recovery rate", "level", "recovery rate")
         self.plot.setYRange(-0.05, 1.05, padding=0)
         self.plot.setMouseEnabled(x=False, y=False)
-        pen = pg.mkPen(PREDICTION_COLOR, width=2)
-        self.curve = self.plot.plot([], [], pen=pen, symbol="o", symbolSize=9,
-                                    symbolBrush=pg.mkBrush(*PREDICTION_COLOR), symbolPen=pen)
+        self.curve = self.plot.plot([], [], symbol="o")
+        self._style_curve(style.current())
         self.caption = QLabel("No sweep yet.")
         self.caption.setWordWrap(True)
         layout = QVBoxLayout(self)
@@ -40,13 +40,25 @@ class RobustnessPlot(QWidget):
         self._timer.setInterval(50)
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
+        style.on_change(self._restyle)
+
+    def _style_curve(self, s: style.Style) -> None:
+        pen = style.pen(s.prediction, 2)
+        self.curve.setPen(pen)
+        self.curve.setSymbolPen(pen)
+        self.curve.setSymbolBrush(pg.mkBrush(*s.prediction))
+        self.curve.setSymbolSize(style.size(9))
+
+    def _restyle(self, s: style.Style) -> None:
+        self._style_curve(s)
+        style.apply_view(self.plot_widget, s)
 
     def set_axis(self, axis_label: str, levels: list[str], method: str = "") -> None:
         """Start a new sweep: the x-axis shows ``levels`` and no point yet."""
         self._levels = list(levels)
         self._rates, self._counts = {}, {}
         title = f"Recovery rate · {method}" if method else "Recovery rate"
-        self.plot.setTitle(title, size="10pt")
+        self.plot.setTitle(title, size=style.title_size())
         self.plot.setLabel("bottom", axis_label)
         self.plot.getAxis("bottom").setTicks([list(enumerate(self._levels))])
         self.plot.setXRange(-0.5, max(len(self._levels) - 0.5, 0.5), padding=0)

@@ -11,7 +11,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from .style import PREDICTION_COLOR, split_brush, split_label
+from . import style
+from .style import split_brush, split_label
 
 #: Column order of the panels.
 SPLITS = ("train", "test_ood")
@@ -52,6 +53,13 @@ class TrajectoryView(QWidget):
         self.data: TrajectoryData | None = None
         self.plots: dict[tuple[str, str], pg.PlotItem] = {}
         self.phase: pg.PlotItem | None = None
+        style.on_change(self._restyle)
+
+    def _restyle(self, s: style.Style) -> None:
+        """Theme or presentation mode changed: draw the trajectories again in the new style."""
+        if self.data is not None:
+            self.set_data(self.data)
+        style.apply_view(self.canvas, s)
 
     def clear(self, message: str = "") -> None:
         self.canvas.clear()
@@ -71,28 +79,24 @@ class TrajectoryView(QWidget):
             for col, split in enumerate(splits):
                 t, observed, simulated = data.splits[split]
                 title = f"{name}: {split_label(split)}" + (_fmt_r2(data.r2.get(split)) if row == 0 else "")
-                plot = self.canvas.addPlot(row=row, col=col, title=title)
-                plot.showGrid(x=True, y=True, alpha=0.25)
-                plot.setLabel("bottom", "t")
-                plot.setLabel("left", name)
+                plot = self.canvas.addPlot(row=row, col=col)
+                style.styled_plot(plot, title, "t", name)
                 if row == 0 and col == 0:
-                    plot.addLegend(offset=(5, 5))
-                plot.plot(t, observed[:, row], pen=None, symbol="o", symbolSize=4, symbolPen=None,
+                    style.apply_legend(plot.addLegend(offset=(5, 5)))
+                plot.plot(t, observed[:, row], pen=None, symbol="o", symbolSize=style.size(4), symbolPen=None,
                           symbolBrush=split_brush(split, 170), name="observed")
                 if simulated is not None and np.isfinite(simulated[:, row]).any():
-                    plot.plot(t, simulated[:, row], pen=pg.mkPen(PREDICTION_COLOR, width=2), name="model")
+                    plot.plot(t, simulated[:, row], pen=style.pen(style.current().prediction, 2), name="model")
                 self.plots[(name, split)] = plot
         if len(data.states) == 2:
-            phase = self.canvas.addPlot(row=0, col=len(splits), rowspan=2, title="Phase portrait")
-            phase.showGrid(x=True, y=True, alpha=0.25)
-            phase.setLabel("bottom", data.states[0])
-            phase.setLabel("left", data.states[1])
+            phase = self.canvas.addPlot(row=0, col=len(splits), rowspan=2)
+            style.styled_plot(phase, "Phase portrait", data.states[0], data.states[1])
             for split in splits:
                 _, observed, simulated = data.splits[split]
-                phase.plot(observed[:, 0], observed[:, 1], pen=None, symbol="o", symbolSize=4, symbolPen=None,
-                           symbolBrush=split_brush(split, 170))
+                phase.plot(observed[:, 0], observed[:, 1], pen=None, symbol="o", symbolSize=style.size(4),
+                           symbolPen=None, symbolBrush=split_brush(split, 170))
                 if simulated is not None and np.isfinite(simulated).all():
-                    phase.plot(simulated[:, 0], simulated[:, 1], pen=pg.mkPen(PREDICTION_COLOR, width=2))
+                    phase.plot(simulated[:, 0], simulated[:, 1], pen=style.pen(style.current().prediction, 2))
             self.phase = phase
 
     def curve_count(self) -> int:

@@ -253,7 +253,7 @@ class CandidateTable(QWidget):
         self.export_button.setToolTip("Save the selected equation as LaTeX, SymPy, Python or C")
         self.export_button.clicked.connect(lambda: self.export_equation())
         self.legend = QLabel("<span style='color:#c87800'>★</span> recommended · ● / bold: the run's final model")
-        self.legend.setStyleSheet("color: #555;")
+        self.legend.setStyleSheet("color: palette(placeholder-text);")
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
         tools.addWidget(self.copy_button)

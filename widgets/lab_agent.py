@@ -132,7 +132,7 @@ def _pre(text: str, colour: str = "#222") -> str:
 
 def _head(role: str, title: str, round_no: int | None = None) -> str:
     colour = ROLE_COLOURS.get(role, "#222")
-    where = f" <span style='color:#999'>· round {round_no}</span>" if round_no else ""
+    where = f" <span style='color:#888'>· round {round_no}</span>" if round_no else ""
     return f"<p style='margin: 6px 0 0 0'><b style='color:{colour}'>{_esc(title)}</b>{where}</p>"
 
 
@@ -250,7 +250,7 @@ class AgentSection(QGroupBox):
         self.status.setObjectName("labAgentStatus")
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.PlainText)
-        self.status.setStyleSheet("color: #555;")
+        self.status.setStyleSheet("color: palette(placeholder-text);")
         self.status.setMinimumHeight(50)
         self.status.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         grid = QGridLayout(self)
@@ -271,7 +271,7 @@ def transcript_box(view: TranscriptView) -> QWidget:
     box.setObjectName("labTranscriptBox")
     layout = QVBoxLayout(box)
     layout.setContentsMargins(2, 2, 2, 2)
-    title = QLabel("<b>Agent transcript</b> <span style='color:#666'>(<span style='color:#0072B2'>lab</span>, "
+    title = QLabel("<b>Agent transcript</b> <span style='color:#888'>(<span style='color:#0072B2'>lab</span>, "
                    "<span style='color:#B35900'>agent</span>, <span style='color:#7a3e9d'>python</span>, "
                    "<span style='color:#009E73'>law</span>)</span>")
     layout.addWidget(title)

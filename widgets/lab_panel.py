@@ -436,7 +436,7 @@ class InputRow(QObject):
         self.slider.setAccessibleName(f"{param.name} slider")
         self.slider.setToolTip(f"{fmt(lo)} … {fmt(hi)}{' (logarithmic)' if log else ''}")
         self.scale = QLabel(f"{fmt(lo, 3)} … {fmt(hi, 3)}{' · log' if log else ''}")
-        self.scale.setStyleSheet("color: #777; font-size: 8pt;")
+        self.scale.setStyleSheet("color: palette(placeholder-text); font-size: 8pt;")
         self.box.setValue(float(param.default))
         self.slider.setValue(to_slider(float(param.default), self.span))
         self.box.valueChanged.connect(self._on_box)
@@ -643,7 +643,7 @@ class LabPanel(QWidget):
         self.reset_button.setToolTip("Clear the table and start this task afresh")
         self.counter = QLabel()
         self.counter.setObjectName("labCounter")
-        self.counter.setStyleSheet("font-weight: bold; color: #333;")
+        self.counter.setStyleSheet("font-weight: bold; color: palette(window-text);")
         self.message = QLabel()
         self.message.setObjectName("labMessage")
         self.message.setWordWrap(True)
@@ -791,7 +791,7 @@ class LabPanel(QWidget):
         self.hypothesis_status.setObjectName("labHypothesisStatus")
         self.hypothesis_status.setWordWrap(True)
         self.hypothesis_status.setTextFormat(Qt.TextFormat.PlainText)
-        self.hypothesis_status.setStyleSheet("color: #555;")
+        self.hypothesis_status.setStyleSheet("color: palette(placeholder-text);")
         self.constants_label = QLabel()
         self.constants_label.setObjectName("labConstants")
         self.constants_label.setWordWrap(True)
@@ -984,7 +984,7 @@ class LabPanel(QWidget):
                 if task.system_name == "vanilla" else
                 "The apparatus hides the law inside its dynamics: infer it from what it records.")
         return (f"<span style='font-size: 11pt'><b>{module.title}</b> · {system.title}</span> "
-                f"<span style='color:#666'>({task.difficulty} {task.version})</span><br>{desc}<br>"
+                f"<span style='color:#888'>({task.difficulty} {task.version})</span><br>{desc}<br>"
                 f"<span style='color:#0b5a8a'>Law to discover: <b><code>{law}</code></b></span> — {what}")
 
     @staticmethod
@@ -1621,7 +1621,7 @@ class LabPanel(QWidget):
             self.hypothesis_status.setText(
                 f"Write {self.task.module.law_output} as an expression of {', '.join(self.task.module.law_inputs)}; "
                 "name unknown constants (C, k, …) and Fit finds them.")
-            self.hypothesis_status.setStyleSheet("color: #555;")
+            self.hypothesis_status.setStyleSheet("color: palette(placeholder-text);")
             return
         if self._function_source is not None:
             from engine.lab.evaluate import check_signature
@@ -1767,7 +1767,7 @@ class LabPanel(QWidget):
             return
         self.constants_label.setText(
             f"{consts} &nbsp;·&nbsp; RMS relative residual {fit.rel_rms:.3g} on {fit.n} experiments<br>"
-            f"<span style='color:#555'>law with constants: <code>{self.task.module.law_output} = {_html(fit.law)}"
+            f"<span style='color:#888'>law with constants: <code>{self.task.module.law_output} = {_html(fit.law)}"
             f"</code></span>")
 
     def law_to_submit(self) -> tuple[str | None, str | None]:
@@ -1864,10 +1864,10 @@ class LabPanel(QWidget):
         who = f"<b style='color:#B35900'>{_html(agent_label(result.get('agent') or ''))}</b>"
         evaluation = result.get("evaluation")
         if evaluation is None:
-            return (f"{who}: <span style='color:#666'>stopped ({_html(result.get('stop_reason') or '')}) "
+            return (f"{who}: <span style='color:#888'>stopped ({_html(result.get('stop_reason') or '')}) "
                     f"after {result.get('rounds', 0)} rounds; not scored</span>")
         law = evaluation.get("expression") or result.get("law") or ""
-        head = f"{who} <span style='color:#666'>({_html(result.get('stop_reason') or '')}, " \
+        head = f"{who} <span style='color:#888'>({_html(result.get('stop_reason') or '')}, " \
                f"{result.get('experiments', 0)} experiments)</span>: "
         if evaluation.get("error") and evaluation.get("rmsle") is None:
             return head + f"<span style='color:#b03a2e'>not scored: {_html(evaluation['error'])}</span>"
@@ -1877,7 +1877,7 @@ class LabPanel(QWidget):
                  False: "<span style='color:#b03a2e; font-weight:bold'>✗ not equivalent</span>"}.get(
             verdict, "<span style='color:#8a6d00; font-weight:bold'>? undecided</span>")
         rm = "—" if rmsle is None else f"{rmsle:.3g}"
-        return head + f"RMSLE <b>{rm}</b> &nbsp; {badge} &nbsp; <span style='color:#666'>law: <code>{_html(law)}</code></span>"
+        return head + f"RMSLE <b>{rm}</b> &nbsp; {badge} &nbsp; <span style='color:#888'>law: <code>{_html(law)}</code></span>"
 
     def _score_html(self, score: dict) -> str:
         if score.get("error") and score.get("rmsle") is None:
@@ -1894,8 +1894,8 @@ class LabPanel(QWidget):
         reason = sym.get("reason") or ""
         rm = "—" if rmsle is None else f"{rmsle:.3g}"
         return (f"<span style='font-size:11pt'>RMSLE <b>{rm}</b> &nbsp; {badge}</span>"
-                + (f" <span style='color:#666'>({_html(reason)})</span>" if reason else "")
-                + f"<br><span style='color:#666'>submitted: <code>{_html(score.get('expression') or '')}</code></span>")
+                + (f" <span style='color:#888'>({_html(reason)})</span>" if reason else "")
+                + f"<br><span style='color:#888'>submitted: <code>{_html(score.get('expression') or '')}</code></span>")
 
     # ================================================================== agents
 

@@ -121,6 +121,8 @@ PUBLISHED_TEXT = QBrush(QColor(85, 72, 40))
 SUMMARY_BRUSH = QBrush(QColor(232, 240, 251))
 MISSING_TEXT = QBrush(QColor(150, 150, 150))
 HEADER_BRUSHES = (QBrush(QColor(236, 240, 246)), QBrush(QColor(224, 231, 241)))
+#: Text on those light tints: dark in either theme (the dark palette's light text would vanish).
+TINTED_TEXT = QBrush(QColor(25, 25, 25))
 
 # One sentence per metric key: what it measures (the column header says how it is aggregated).
 # What each metric means comes from the one glossary the whole app uses.
@@ -441,6 +443,8 @@ class LeaderboardModel(QAbstractTableModel):
                 return MISSING_TEXT
             if kind == "published":
                 return PUBLISHED_TEXT
+            if kind == "summary":
+                return TINTED_TEXT
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(rec, col, value)
@@ -482,6 +486,9 @@ class LeaderboardModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.BackgroundRole:
             parity = self._group_parity[section] if section < len(self._group_parity) else -1
             return HEADER_BRUSHES[parity] if parity >= 0 else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            parity = self._group_parity[section] if section < len(self._group_parity) else -1
+            return TINTED_TEXT if parity >= 0 else None
         return None
 
 
@@ -551,6 +558,8 @@ class GroupedHeader(QHeaderView):
             opt.position = QStyleOptionHeader.SectionPosition.Middle
             opt.palette.setBrush(opt.palette.ColorRole.Button, HEADER_BRUSHES[n % 2])
             opt.palette.setBrush(opt.palette.ColorRole.Window, HEADER_BRUSHES[n % 2])
+            opt.palette.setBrush(opt.palette.ColorRole.ButtonText, TINTED_TEXT)
+            opt.palette.setBrush(opt.palette.ColorRole.WindowText, TINTED_TEXT)
             font = painter.font()
             font.setBold(True)
             painter.setFont(font)
@@ -759,12 +768,12 @@ class LeaderboardWindow(QMainWindow):
                              "over a group &nbsp;·&nbsp; <span style='background:#fbf6e4'><i>&nbsp;italic&nbsp;</i>"
                              "</span> the paper's published numbers &nbsp;·&nbsp; hover a header for what it "
                              "measures; click it to sort")
-        self.legend.setStyleSheet("color: #555;")
+        self.legend.setStyleSheet("color: palette(placeholder-text);")
         self.notes = QLabel()
         self.notes.setWordWrap(True)
         self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.notes.setStyleSheet("color: #333;")
+        self.notes.setStyleSheet("color: palette(window-text);")
         self.notes.setContentsMargins(6, 4, 6, 4)
         notes_scroll = QScrollArea()
         notes_scroll.setWidget(self.notes)
@@ -793,11 +802,11 @@ class LeaderboardWindow(QMainWindow):
             self.plot_box.addItem(label, key)
         self.plot_box.currentIndexChanged.connect(lambda *_: self._request_plot())
         self.plot_scope = QLabel()
-        self.plot_scope.setStyleSheet("color: #555;")
+        self.plot_scope.setStyleSheet("color: palette(placeholder-text);")
         self.plot_message = QLabel()
         self.plot_message.setWordWrap(True)
         self.plot_message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.plot_message.setStyleSheet("color: #555; font-size: 11pt; padding: 40px;")
+        self.plot_message.setStyleSheet("color: palette(placeholder-text); font-size: 11pt; padding: 40px;")
         self.plot_holder = QWidget()
         self._plot_layout = QVBoxLayout(self.plot_holder)
         self._plot_layout.setContentsMargins(0, 0, 0, 0)

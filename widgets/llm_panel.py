@@ -671,7 +671,7 @@ class _Meter(QWidget):
     @staticmethod
     def _caption(text: str) -> QLabel:
         label = QLabel(text)
-        label.setStyleSheet("color: #555;")
+        label.setStyleSheet("color: palette(placeholder-text);")
         return label
 
     @staticmethod
@@ -734,13 +734,13 @@ class LLMPanel(QWidget):
         self.message.setObjectName("llmEmptyState")
         self.message.setWordWrap(True)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.message.setStyleSheet("color: #555; padding: 24px;")
+        self.message.setStyleSheet("color: palette(placeholder-text); padding: 24px;")
 
         self.meter = _Meter()
         self.failures_only = QCheckBox("Failures only")
         self.failures_only.setToolTip("Show only calls that failed, or whose programs failed")
         self.count_label = QLabel("")
-        self.count_label.setStyleSheet("color: #555;")
+        self.count_label.setStyleSheet("color: palette(placeholder-text);")
         self.count_label.setToolTip("Requests are attempts (a retried request counts each attempt); the "
                                     "meter's calls are successful completions")
         self.model = LLMCallModel(self)
@@ -766,7 +766,7 @@ class LLMPanel(QWidget):
         for col, sample in widths:
             header.resizeSection(col, fm.horizontalAdvance(sample) + 26)
         self.detail_title = QLabel("Select a call or a program to read it in full.")
-        self.detail_title.setStyleSheet("color: #555;")
+        self.detail_title.setStyleSheet("color: palette(placeholder-text);")
         self.detail_title.setWordWrap(True)
         self.detail_title.setTextFormat(Qt.TextFormat.PlainText)
         self.detail = QPlainTextEdit()

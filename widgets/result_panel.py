@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import math
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QFrame,
@@ -18,7 +18,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-_ROWS = (("train", "Train"), ("id", "Test in-domain"), ("ood", "Test out-of-domain"))
+# Short row labels leave the numbers room in the narrow result column; the tooltips say more.
+_ROWS = (("train", "Train"), ("id", "Test ID"), ("ood", "Test OOD"))
+_ROW_TIPS = {
+    "train": "The training split: the points the method fitted.",
+    "id": "The in-domain test split: unseen points from the training range.",
+    "ood": "The out-of-domain test split: points beyond the training range (does the model extrapolate?).",
+}
 _COLS = (
     ("nmse", "NMSE", "Normalised mean squared error: squared error over the target's variance (0 is perfect)."),
     ("acc_0.1", "Acc₀.₁", "1 if every point's relative error is within 10 %, else 0 (LLM-SRBench's Acc_τ, τ = 0.1)."),
@@ -64,7 +70,7 @@ def _columns_for(metrics: dict):
 
 
 #: SurfaceBench's geometric metrics, shown for surface tasks on the two test splits.
-_GEOMETRY_ROWS = (("id", "Test in-domain"), ("ood", "Test out-of-domain"))
+_GEOMETRY_ROWS = (("id", "Test ID"), ("ood", "Test OOD"))
 _GEOMETRY_COLS = (
     ("chamfer", "Chamfer", "Chamfer distance between the true and the predicted surface's point clouds: the mean "
                            "nearest-neighbour distance each way, summed (SurfaceBench Eq. 1 squares the distances; "
@@ -92,7 +98,24 @@ def _fmt(key: str, value) -> str:
     return f"{value:.3g}"
 
 
+def _fit_height(table: QTableWidget) -> None:
+    """A table exactly as tall as its header and rows (it never scrolls)."""
+    table.verticalHeader().resizeSections(QHeaderView.ResizeMode.ResizeToContents)
+    rows = sum(table.verticalHeader().sectionSize(r) for r in range(table.rowCount()))
+    table.setFixedHeight(table.horizontalHeader().sizeHint().height() + rows + 4)
+
+
 class ResultPanel(QWidget):
+    def changeEvent(self, event) -> None:
+        # A larger font (presentation mode) makes taller rows: the tables grow with them.
+        if event.type() == QEvent.Type.FontChange:
+            QTimer.singleShot(0, self, self._refit)  # once the new font is in the rows
+        super().changeEvent(event)
+
+    def _refit(self) -> None:
+        for table in (self.table, self.geometry_table):
+            _fit_height(table)
+
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
         self.equation = QLabel("No result yet.")
@@ -101,14 +124,14 @@ class ResultPanel(QWidget):
         self.equation.setObjectName("resultEquation")
         self.details = QLabel("")
         self.details.setWordWrap(True)
-        self.details.setStyleSheet("color: #444;")
+        self.details.setStyleSheet("color: palette(placeholder-text);")
         self.symbolic = QLabel("")
         self.symbolic.setObjectName("resultSymbolic")
         self.symbolic.setWordWrap(True)
         self.symbolic.setTextFormat(Qt.TextFormat.RichText)
         self.structure = QLabel("")
         self.structure.setObjectName("resultStructure")
-        self.structure.setStyleSheet("color: #444;")
+        self.structure.setStyleSheet("color: palette(placeholder-text);")
         self.structure.setWordWrap(True)
         self.structure.setToolTip(
             "ERBench's measures against the ground truth: recovered = equal up to an added constant "
@@ -119,6 +142,8 @@ class ResultPanel(QWidget):
         self.table = QTableWidget(len(_ROWS), len(_COLS))
         self.table.setHorizontalHeaderLabels([c[1] for c in _COLS])
         self.table.setVerticalHeaderLabels([r[1] for r in _ROWS])
+        for r, (key, _) in enumerate(_ROWS):
+            self.table.verticalHeaderItem(r).setToolTip(_ROW_TIPS[key])
         for c, (_, _, tip) in enumerate(_COLS):
             self.table.horizontalHeaderItem(c).setToolTip(tip)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -129,8 +154,7 @@ class ResultPanel(QWidget):
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         # Tall enough for every split: a clipped metrics table hides the OOD row users look for.
-        rows = sum(self.table.verticalHeader().sectionSize(r) for r in range(len(_ROWS)))
-        self.table.setFixedHeight(self.table.horizontalHeader().sizeHint().height() + rows + 4)
+        _fit_height(self.table)
         inner = QWidget()
         layout = QVBoxLayout(inner)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -140,6 +164,8 @@ class ResultPanel(QWidget):
         self.geometry_table.setObjectName("resultGeometry")
         self.geometry_table.setHorizontalHeaderLabels([c[1] for c in _GEOMETRY_COLS])
         self.geometry_table.setVerticalHeaderLabels([r[1] for r in _GEOMETRY_ROWS])
+        for r, (key, _) in enumerate(_GEOMETRY_ROWS):
+            self.geometry_table.verticalHeaderItem(r).setToolTip(_ROW_TIPS[key])
         for c, (_, _, tip) in enumerate(_GEOMETRY_COLS):
             self.geometry_table.horizontalHeaderItem(c).setToolTip(tip)
         self.geometry_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -147,14 +173,13 @@ class ResultPanel(QWidget):
         self.geometry_table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.geometry_table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.geometry_table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        rows = sum(self.geometry_table.verticalHeader().sectionSize(r) for r in range(len(_GEOMETRY_ROWS)))
-        self.geometry_table.setFixedHeight(self.geometry_table.horizontalHeader().sizeHint().height() + rows + 4)
+        _fit_height(self.geometry_table)
         self.geometry_table.setVisible(False)
         layout.addWidget(self.geometry_table)
         self.geometry_note = QLabel("")
         self.geometry_note.setObjectName("resultGeometryNote")
         self.geometry_note.setWordWrap(True)
-        self.geometry_note.setStyleSheet("color: #444;")
+        self.geometry_note.setStyleSheet("color: palette(placeholder-text);")
         self.geometry_note.setVisible(False)
         layout.addWidget(self.geometry_note)
         layout.addWidget(self.details)

@@ -59,7 +59,7 @@ class RunPanel(QWidget):
         self.method_box.setToolTip("Discovery method")
         self.description = QLabel("")
         self.description.setWordWrap(True)
-        self.description.setStyleSheet("color: #444;")
+        self.description.setStyleSheet("color: palette(placeholder-text);")
         self.form_host = QWidget()
         self.form = QFormLayout(self.form_host)
         self.form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)

@@ -89,7 +89,7 @@ class ShortcutsDialog(QDialog):
         layout.addWidget(self.table)
         hint = QLabel("Every command is also in the menus; hover a toolbar button or a table header for what it does.")
         hint.setWordWrap(True)
-        hint.setStyleSheet("color: #555;")
+        hint.setStyleSheet("color: palette(placeholder-text);")
         layout.addWidget(hint)
 
     def _apply_filter(self, text: str) -> None:

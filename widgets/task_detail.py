@@ -57,7 +57,7 @@ class TaskDetail(QWidget):
         self.title.setFont(font)
         self.task_id_label = QLabel("")
         self.task_id_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.task_id_label.setStyleSheet("color: #555;")
+        self.task_id_label.setStyleSheet("color: palette(placeholder-text);")
         self.context = QTextBrowser()
         self.context.setOpenExternalLinks(False)
         self.variables = QTableWidget(0, 4)
@@ -195,13 +195,13 @@ class TaskDetail(QWidget):
                 consts = ", ".join(f"{html.escape(k)} = {v:g}" for k, v in gt.constants.items())
                 parts.append(f"<p>Form: <code>{html.escape(gt.template)}</code><br>with {consts}</p>")
             if gt.source:
-                parts.append(f"<p style='color:#555'>{html.escape(gt.source)}</p>")
+                parts.append(f"<p style='color:#888'>{html.escape(gt.source)}</p>")
             notes = self.task.metadata.get("notes") if self.task.kind == "surface" else ""
             if notes:
                 parts.append(f"<p>{html.escape(notes)}</p>")
             printed = self.task.metadata.get("paper")
             if printed and self.task.kind == "surface":
-                parts.append(f"<p style='color:#555'>As printed in the paper: <code>{html.escape(printed)}</code></p>")
+                parts.append(f"<p style='color:#888'>As printed in the paper: <code>{html.escape(printed)}</code></p>")
             if gt.repair:
                 parts.append(f"<p style='color:#8a5a00'><b>Repaired entry:</b> {html.escape(gt.repair)}</p>")
             self.truth.setText("".join(parts))
