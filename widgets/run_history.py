@@ -89,6 +89,8 @@ class RunHistory(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.table)
         self._records = []
+        #: Extra entries of the right-click menu: features (the demo replay) add QActions here.
+        self.context_actions: list = []
         self.table.itemSelectionChanged.connect(self._on_selection)
 
     def set_runs(self, records, keep_selection: bool = True) -> None:
@@ -190,5 +192,9 @@ class RunHistory(QWidget):
         compare = menu.addAction("Compare the two selected runs")
         compare.setEnabled(len(ids) == 2)
         compare.triggered.connect(self._request_compare)
+        if self.context_actions:
+            menu.addSeparator()
+            for action in self.context_actions:
+                menu.addAction(action)
         self._menu = menu
         menu.popup(self.table.viewport().mapToGlobal(pos))
