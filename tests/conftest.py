@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# The first-run welcome (widgets/welcome.py) would open in every fresh test home; its own tests
+# switch it back on.
+os.environ.setdefault("KEPLERLAB_NO_WELCOME", "1")
 if "KEPLERLAB_HOME" not in os.environ:
     _HOME = tempfile.mkdtemp(prefix="keplerlab-tests-")
     os.environ["KEPLERLAB_HOME"] = _HOME
