@@ -200,6 +200,9 @@ class Loader(QObject):
 
     ready = Signal(str, object)  # channel, result
     error = Signal(str, str)  # channel, message
+    #: channel, True when a request starts; False when the channel's newest request has answered
+    #: or was cancelled (the status bar's activity indicator follows it).
+    activity = Signal(str, bool)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -220,9 +223,15 @@ class Loader(QObject):
             if self._tokens.get(channel) == token:
                 self.error.emit(channel, message.split("\n", 1)[0])
 
+        def settle(job=job, token=token):
+            self._jobs.discard(job)
+            if self._tokens.get(channel) == token:
+                self.activity.emit(channel, False)
+
         job.item.connect(deliver)
         job.failed.connect(fail)
-        job.finished.connect(lambda job=job: self._jobs.discard(job))
+        job.finished.connect(settle)
+        self.activity.emit(channel, True)
 
     def busy(self) -> bool:
         return any(j.is_running() for j in self._jobs)
@@ -230,6 +239,7 @@ class Loader(QObject):
     def cancel(self, channel: str) -> None:
         """Drop the answer of the channel's request in flight (newer news arrived another way)."""
         self._tokens[channel] = self._tokens.get(channel, 0) + 1
+        self.activity.emit(channel, False)
 
     def wait_all(self, msecs: int = 5000) -> None:
         _wait_for(self.busy, self._jobs, msecs)

@@ -7,6 +7,7 @@ any stored run.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from viewers.loss_plot import LossPlot
 from viewers.pareto_plot import ParetoPlot
 from viewers.surface_view import SurfaceView
 from viewers.trajectory_view import TrajectoryView
+from widgets.activity import CHANNEL_TEXT, ActivityBar
 from widgets.candidate_table import CandidateTable
 from widgets.lab_panel import LabPanel
 from widgets.llm_panel import LLMPanel
@@ -139,7 +141,15 @@ class MainWindow(QMainWindow):
         self.llm_status = QLabel("")  # calls / tokens / dollars of a running LLM method
         self.llm_status.setVisible(False)
         self.statusBar().addPermanentWidget(self.llm_status)
-        self.statusBar().addPermanentWidget(QLabel(f"Runs: {self.db_path}"))
+        # What the window is busy with (loads, the run, scoring, exports), with its progress.
+        self.activity = ActivityBar()
+        self.statusBar().addPermanentWidget(self.activity)
+        store_label = QLabel(f"Runs: {self.db_path.name}")
+        store_label.setToolTip(f"Runs are stored in {self.db_path}")
+        self.statusBar().addPermanentWidget(store_label)
+        for loader in (self.loader, self.exporter):
+            loader.activity.connect(self._on_loader_activity)
+        self._scored = 0  # candidates of the displayed front scored so far
 
         self._front_timer = QTimer(self)
         self._front_timer.setInterval(FRONT_REFRESH_MS)
@@ -183,8 +193,19 @@ class MainWindow(QMainWindow):
         self.run_panel.set_methods([m.get_method(name) for name in m.method_names()])
         self.llm_settings_dialog = None
         self._apply_llm_budget_default()
+        #: Called first thing when the window closes (sessions save what is open, the demo stops).
+        self.close_hooks: list = []
+        # The desk and classroom features (issue 9), each in a module of its own: themes and
+        # presentation mode, demo replay of stored runs, sessions and .klab projects, the
+        # first-run welcome. Each adds its menu entries to self.menus.
+        from app import appearance, demo, session, welcome
+
+        self.appearance = appearance.install(self)
+        self.session = session.install(self, restore=restore_layout)  # its dock is in the default layout
         if restore_layout:
             self._restore_layout()
+        self.demo = demo.install(self)
+        self.welcome = welcome.install(self, first_run=restore_layout)
         self.refresh_history()
         # The catalog is read off the GUI thread so the window is interactive at once.
         self.loader.request("catalog", registry.all_tasks)
@@ -214,6 +235,8 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
+        #: The menus by name ("file", "run", "view", "help"), for features that add entries.
+        self.menus = {"file": file_menu}
         self.import_action = QAction("&Import data…", self)
         self.import_action.setShortcut(QKeySequence("Ctrl+I"))
         self.import_action.setStatusTip("Turn your own CSV / TSV table or LLM-SRBench HDF5 file into a task")
@@ -235,7 +258,7 @@ class MainWindow(QMainWindow):
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
 
-        run_menu = self.menuBar().addMenu("&Run")
+        run_menu = self.menus["run"] = self.menuBar().addMenu("&Run")
         self.start_action = QAction("&Start", self)
         self.start_action.setShortcut(QKeySequence("Ctrl+R"))
         self.start_action.triggered.connect(self.run_panel.start_button.click)
@@ -277,7 +300,7 @@ class MainWindow(QMainWindow):
         self.replay_action.triggered.connect(lambda: self.replay_run())
         run_menu.addAction(self.replay_action)
 
-        view_menu = self.menuBar().addMenu("&View")
+        view_menu = self.menus["view"] = self.menuBar().addMenu("&View")
         for dock in self.docks.values():
             view_menu.addAction(dock.toggleViewAction())
         self.lab_action = QAction("Open the &lab", self)
@@ -295,7 +318,7 @@ class MainWindow(QMainWindow):
         reset.triggered.connect(self._reset_layout)
         view_menu.addAction(reset)
 
-        help_menu = self.menuBar().addMenu("&Help")
+        help_menu = self.menus["help"] = self.menuBar().addMenu("&Help")
         self.shortcuts_action = QAction("&Keyboard shortcuts", self)
         self.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
         self.shortcuts_action.setStatusTip("Every command with a key, from the menus themselves")
@@ -443,9 +466,6 @@ class MainWindow(QMainWindow):
             self.tasks = {t.id: t for t in result}
             self.browser.set_tasks(result, registry.benchmark_label, registry.suite_label)
             self.status_label.setText(f"{len(result)} tasks. Pick one in the browser.")
-            last = settings.settings().value("session/last_task")
-            if isinstance(last, str) and last in self.tasks and self.current_task is None:
-                self.browser.select_task(last)  # carry on where the user left off
             from .application import freeze_long_lived
 
             QTimer.singleShot(0, freeze_long_lived)  # shorter garbage-collection pauses from now on
@@ -581,6 +601,7 @@ class MainWindow(QMainWindow):
         self.run_seconds = config.get("seconds")
         self.loss.clear()
         self.scorer.cancel()
+        self.activity.end("score")
         self.progress_tabs.setCurrentWidget(self.loss)
         self.candidates.clear()
         self.candidates.set_task_context(task.input_names, task.target.name)
@@ -595,6 +616,8 @@ class MainWindow(QMainWindow):
         except Exception as exc:
             self.run_panel.set_running(False)
             self.run_panel.show_status(f"Could not start: {exc}")
+            return
+        self.activity.begin("run", f"Running {method} on {task.name}…", 1000 if self.run_seconds else 0)
 
     def stop_run(self) -> None:
         if self.controller.is_running():
@@ -610,10 +633,9 @@ class MainWindow(QMainWindow):
     def _on_run_event(self, event) -> None:
         if isinstance(event, m.Progress):
             self.loss.append(event.iteration, event.best_loss)
-            self.run_panel.show_progress(
-                progress_fraction(event, self.run_seconds),
-                f"iteration {event.iteration} · {event.elapsed:.1f} s",
-            )
+            fraction = progress_fraction(event, self.run_seconds)
+            self.run_panel.show_progress(fraction, f"iteration {event.iteration} · {event.elapsed:.1f} s")
+            self.activity.update("run", 1000 * fraction)
             self.run_panel.show_status(
                 f"Best training NMSE {event.best_loss:.4g} after {event.evaluations:,} evaluations."
             )
@@ -634,6 +656,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_finished(self, result: RunFinished) -> None:
         self._apply_front()
+        self.activity.update("run", 1000, text="Computing the final model's fit…")
         if self.displayed_run == result.run_id:
             self.llm_panel.flush()
             if getattr(result, "llm", None):
@@ -686,6 +709,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(first)
 
     def _on_run_idle(self) -> None:
+        self.activity.end("run")
         self.run_panel.set_running(False)
         if self.current_task is not None:
             self._offer_methods(self.current_task)  # the user may have changed task during the run
@@ -909,11 +933,14 @@ class MainWindow(QMainWindow):
     def _score_front(self, task) -> None:
         """Test metrics and SA of the displayed front's candidates, on a worker thread."""
         self.scorer.cancel()
+        self.activity.end("score")
         self.candidates.set_task_context(task.input_names if task else None, task.target.name if task else None)
         expressions = self.candidates.expressions()
         if task is None or not expressions:
             return
         self.candidates.set_scoring(True)
+        self._scored = 0
+        self.activity.begin("score", "Scoring the candidates…", len(expressions))
         self.scorer.request(self.displayed_run, task, expressions)
 
     def _score_finished_run(self) -> None:
@@ -924,10 +951,20 @@ class MainWindow(QMainWindow):
     def _on_candidate_scored(self, run_id, _index: int, score) -> None:
         if run_id == self.displayed_run:
             self.candidates.set_score(score)
+            self._scored += 1
+            self.activity.update("score", self._scored)
 
     def _on_scoring_done(self, run_id) -> None:
         if run_id == self.displayed_run:
             self.candidates.set_scoring(False)
+            self.activity.end("score")
+
+    def _on_loader_activity(self, channel: str, going: bool) -> None:
+        key = f"load:{channel}"
+        if going:
+            self.activity.begin(key, CHANNEL_TEXT.get(channel, f"Loading {channel}…"))
+        else:
+            self.activity.end(key)
 
     def export_run(self, path: str | None = None, fmt: str | None = None) -> None:
         """File ▸ Export run…: the displayed run as CSV (final front) or JSON (everything)."""
@@ -1009,11 +1046,14 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event) -> None:
         self._closing = True
+        for hook in self.close_hooks:
+            try:
+                hook()
+            except Exception as exc:  # a feature's bookkeeping never keeps the window open
+                print(f"Kepler Lab: while closing: {exc}", file=sys.stderr)
         s = settings.settings()
         s.setValue("window/geometry", self.saveGeometry())
         s.setValue("window/state", self.saveState())
-        if self.current_task is not None:
-            s.setValue("session/last_task", self.current_task.id)
         s.sync()
         self.controller.shutdown()
         if getattr(self, "robustness_view", None) is not None:
