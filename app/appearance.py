@@ -271,10 +271,12 @@ class Appearance(QObject):
             if all(d is not None and d.isVisible() and not d.isFloating() for d in column):
                 height = window.height()
                 window.resizeDocks(column, [int(height * 0.5), int(height * 0.4)], Qt.Orientation.Vertical)
-            # Only the status message stays (the progress is in the run panel); the run store's
-            # path means nothing to an audience.
-            self._hidden_status = [w for w in window.statusBar().findChildren(QLabel)
-                                   if w is not getattr(window, "status_label", None) and w.isVisible()
+            # The status message and the activity indicator stay; the run store's path means
+            # nothing to an audience.
+            bar = window.statusBar()
+            self._hidden_status = [w for w in bar.findChildren(QLabel)
+                                   if w.parentWidget() is bar and w.isVisible()
+                                   and w is not getattr(window, "status_label", None)
                                    and w is not getattr(window, "llm_status", None)]
             for w in self._hidden_status:
                 w.hide()

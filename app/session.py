@@ -22,7 +22,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox, QProgressBar
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox
 
 from engine import project as pj
 from engine.store import RunStore, StoreError
@@ -103,11 +103,9 @@ class Session(QObject):
         self.panel = ProjectPanel()
         self.dock = self._add_dock()
         self.panel.set_location(self._location())
-        self.busy = QProgressBar()  # an indeterminate bar while a project file is read or written
-        self.busy.setRange(0, 0)
-        self.busy.setMaximumWidth(120)
-        self.busy.setVisible(False)
-        window.statusBar().addPermanentWidget(self.busy)
+        # Reading or writing a project file shows in the status bar's activity indicator.
+        self.loader.activity.connect(
+            lambda channel, going: None if going else window.activity.end(f"project:{channel}"))
         self._build_actions()
 
         self._draft_timer = QTimer(self)
@@ -568,7 +566,7 @@ class Session(QObject):
         self._select_after_open = select
         self._open_path = path
         self._open_edits = self._edits
-        self._busy(f"Opening the project {path.name}…")
+        self._busy("open", f"Opening the project {path.name}…")
         self.loader.request("open", work)
 
     def save_project(self) -> None:
@@ -612,12 +610,12 @@ class Session(QObject):
             except (pj.ProjectError, StoreError) as exc:
                 return "failed", path, str(exc)
 
-        self._busy(f"Saving the project to {path}…")
+        self._busy("save", f"Saving the project to {path}…")
         self.loader.request("save", work)
         return True
 
-    def _busy(self, text: str) -> None:
-        self.busy.setVisible(True)
+    def _busy(self, channel: str, text: str) -> None:
+        self.window.activity.begin(f"project:{channel}", text)
         self._say(text)
 
     def _on_error(self, channel: str, message: str) -> None:
@@ -625,7 +623,6 @@ class Session(QObject):
         self._on_ready(channel, ("failed", None, message))
 
     def _on_ready(self, channel: str, result) -> None:
-        self.busy.setVisible(self.loader.busy())
         outcome, path, payload = result
         w = self.window
         if channel == "save":
