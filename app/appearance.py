@@ -147,6 +147,7 @@ class Appearance(QObject):
         self.escape.setEnabled(False)
         self.escape.activated.connect(self.leave)
         window.close_hooks.append(self._on_close)
+        window.layout_reset.connect(self._simplify_layout)  # Reset layout while presenting
         self.apply_theme()
 
     # ------------------------------------------------------------------ menus
@@ -256,21 +257,7 @@ class Appearance(QObject):
             self.presenting = True
             app.setFont(_scaled(self._saved_font, FONT_SCALE))
             self._apply_plot_style()
-            for key in SECONDARY_DOCKS:
-                dock = window.docks.get(key)
-                if dock is not None:
-                    dock.hide()
-            # The larger text needs wider side columns (the saved layout comes back on leaving).
-            sides = [window.docks.get("browser"), window.docks.get("run")]
-            if all(d is not None and d.isVisible() and not d.isFloating() for d in sides):
-                width = window.width()
-                window.resizeDocks(sides, [int(width * 0.17), int(width * 0.27)], Qt.Orientation.Horizontal)
-            # The loss and Pareto plots are what the audience watches during a run: a little more
-            # of the height for them.
-            column = [window.docks.get("detail"), window.docks.get("loss")]
-            if all(d is not None and d.isVisible() and not d.isFloating() for d in column):
-                height = window.height()
-                window.resizeDocks(column, [int(height * 0.5), int(height * 0.4)], Qt.Orientation.Vertical)
+            self._simplify_layout()
             # The status message and the activity indicator stay; the run store's path means
             # nothing to an audience.
             bar = window.statusBar()
@@ -296,6 +283,28 @@ class Appearance(QObject):
             self.presentation_action.setChecked(on)  # when called directly, not from the menu
         self._update_escape()
         self.presentation_changed.emit(on)
+
+    def _simplify_layout(self) -> None:
+        """Presentation mode's docks: the secondary ones hidden, the rest given more room. Also
+        after View ▸ Reset layout while presenting (the normal layout still comes back on leaving)."""
+        if not self.presenting:
+            return
+        window = self.window
+        for key in SECONDARY_DOCKS:
+            dock = window.docks.get(key)
+            if dock is not None:
+                dock.hide()
+        # The larger text needs wider side columns (the saved layout comes back on leaving).
+        sides = [window.docks.get("browser"), window.docks.get("run")]
+        if all(d is not None and d.isVisible() and not d.isFloating() for d in sides):
+            width = window.width()
+            window.resizeDocks(sides, [int(width * 0.17), int(width * 0.27)], Qt.Orientation.Horizontal)
+        # The loss and Pareto plots are what the audience watches during a run: a little more
+        # of the height for them.
+        column = [window.docks.get("detail"), window.docks.get("loss")]
+        if all(d is not None and d.isVisible() and not d.isFloating() for d in column):
+            height = window.height()
+            window.resizeDocks(column, [int(height * 0.5), int(height * 0.4)], Qt.Orientation.Vertical)
 
     def set_full_screen(self, on: bool) -> None:
         window = self.window

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QStackedWidget,
                                QTabWidget, QWidget)
@@ -48,8 +48,16 @@ FRONT_REFRESH_MS = 200
 
 
 class MainWindow(QMainWindow):
+    #: A stored run is being shown (open_run): the history, recent runs, a project, the demo's end.
+    run_opened = Signal(str)
+    #: View ▸ Reset layout put the docks back in their first places.
+    layout_reset = Signal()
+
     def __init__(self, db_path: Path | None = None, restore_layout: bool = True):
         super().__init__()
+        #: Whether this window restores and saves its layout and session (not the self-test's,
+        #: nor the screenshot scripts').
+        self.restores = restore_layout
         self.setWindowTitle("Kepler Lab")
         self.resize(1500, 950)
         self.db_path = Path(db_path) if db_path else paths.default_db_path()
@@ -202,8 +210,7 @@ class MainWindow(QMainWindow):
 
         self.appearance = appearance.install(self)
         self.session = session.install(self, restore=restore_layout)  # its dock is in the default layout
-        if restore_layout:
-            self._restore_layout()
+        self._restore_layout()
         self.demo = demo.install(self)
         self.welcome = welcome.install(self, first_run=restore_layout)
         self.refresh_history()
@@ -294,7 +301,7 @@ class MainWindow(QMainWindow):
         self.llm_settings_action.setStatusTip("Endpoint, model, sampling, prices, budget and cache of LLM methods")
         self.llm_settings_action.triggered.connect(lambda: self.open_llm_settings())
         run_menu.addAction(self.llm_settings_action)
-        self.replay_action = QAction("Re&play recorded run", self)
+        self.replay_action = QAction("Re-run from recorded LLM re&plies", self)
         self.replay_action.setStatusTip("Run the selected LLM run again from its recorded replies (offline, free)")
         self.replay_action.setEnabled(False)
         self.replay_action.triggered.connect(lambda: self.replay_run())
@@ -351,7 +358,10 @@ class MainWindow(QMainWindow):
         return self.lab_panel
 
     def _restore_layout(self) -> None:
+        """Keep the first layout for View ▸ Reset layout, then restore the saved one."""
         self._default_state = self.saveState()
+        if not self.restores:
+            return
         s = settings.settings()
         geometry, state = s.value("window/geometry"), s.value("window/state")
         if isinstance(geometry, QByteArray):
@@ -362,6 +372,7 @@ class MainWindow(QMainWindow):
     def _reset_layout(self) -> None:
         if getattr(self, "_default_state", None) is not None:
             self.restoreState(self._default_state)
+            self.layout_reset.emit()
 
     def _about(self) -> None:
         from engine import __version__
@@ -730,6 +741,17 @@ class MainWindow(QMainWindow):
 
         self.loader.request("fit", work)
 
+    def select_task_or_variant(self, task) -> bool:
+        """Select ``task`` in the browser. A noise variant of a surface or a system is not in the
+        browser: its base task is selected, then the variant. False if the browser lacks it."""
+        base = task.metadata.get("base_task")
+        if base and task.kind in ("surface", "ode"):
+            if not self.browser.select_task(base):
+                return False
+            self.on_variant_requested(task.id)
+            return self.current_task is not None and self.current_task.id == task.id
+        return bool(self.browser.select_task(task.id))
+
     def task_for(self, task_id: str):
         """The task of a stored run: from the catalog, else resolved on demand (ERBench
         robustness variants are not listed in the catalog but are valid ids); None if unknown.
@@ -772,6 +794,7 @@ class MainWindow(QMainWindow):
         record = self.store.get_run(run_id)
         if record is None:
             return
+        self.run_opened.emit(run_id)
         self.displayed_run = run_id
         task = self.task_for(record.task_id)
         progress = self.store.progress(run_id)
@@ -793,13 +816,7 @@ class MainWindow(QMainWindow):
             self.fit.clear(f"The task {record.task_id} is not in this version's catalog.")
             return
         if self.current_task is None or self.current_task.id != task.id:
-            base = task.metadata.get("base_task")
-            if base and task.kind in ("surface", "ode"):
-                # A noise variant is not in the browser: select its base task, then the variant.
-                self.browser.select_task(base)
-                self.on_variant_requested(task.id)
-            else:
-                self.browser.select_task(task.id)
+            self.select_task_or_variant(task)
         if record.expression:
             self.fit.clear("Computing the fit…")
             self.loader.request("fit", lambda task=task, r=record: compute_fit(task, r.expression, r.id))
@@ -879,24 +896,24 @@ class MainWindow(QMainWindow):
         self.replay_action.setEnabled(self._is_llm_run(record) and not self.controller.is_running())
 
     def replay_run(self, run_id: str | None = None) -> bool:
-        """Run ▸ Replay recorded run: the same task, method and configuration, answered from the
+        """Run ▸ Re-run from recorded LLM replies: the same task, method and configuration, answered from the
         recorded replies (``llm_cache="replay"``), so it never touches the network."""
         run_id = run_id or self.history.selected_run_id() or self.displayed_run
         record = self.store.get_run(run_id) if (run_id and self.store is not None) else None
         if not self._is_llm_run(record):
-            QMessageBox.information(self, "Replay recorded run", "Select a run of an LLM method in the run history.")
+            QMessageBox.information(self, "Re-run from recorded LLM replies", "Select a run of an LLM method in the run history.")
             return False
         if self.controller.is_running():
             return False
         task = self.task_for(record.task_id)
         if task is None:
-            QMessageBox.information(self, "Replay recorded run",
+            QMessageBox.information(self, "Re-run from recorded LLM replies",
                                     f"The task {record.task_id} is not in this version's catalog.")
             return False
         try:
             known = m.get_method(record.method).default_config()
         except Exception as exc:
-            QMessageBox.information(self, "Replay recorded run", f"Cannot replay: {exc}")
+            QMessageBox.information(self, "Re-run from recorded LLM replies", f"Cannot replay: {exc}")
             return False
         config = {k: v for k, v in record.config.items() if k in known}
         config["llm_cache"] = "replay"
@@ -1051,10 +1068,11 @@ class MainWindow(QMainWindow):
                 hook()
             except Exception as exc:  # a feature's bookkeeping never keeps the window open
                 print(f"Kepler Lab: while closing: {exc}", file=sys.stderr)
-        s = settings.settings()
-        s.setValue("window/geometry", self.saveGeometry())
-        s.setValue("window/state", self.saveState())
-        s.sync()
+        if self.restores:
+            s = settings.settings()
+            s.setValue("window/geometry", self.saveGeometry())
+            s.setValue("window/state", self.saveState())
+            s.sync()
         self.controller.shutdown()
         if getattr(self, "robustness_view", None) is not None:
             self.robustness_view.shutdown()

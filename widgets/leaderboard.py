@@ -63,7 +63,7 @@ from PySide6.QtWidgets import (
 
 from app.worker import call_in_thread
 from engine.atomic import write_atomically
-from engine.metrics.glossary import METRICS
+from engine.metrics.glossary import METRICS, SPLITS
 from engine.report import collect, formats, layouts
 from engine.report.layouts import Column, Table
 from engine.store import RunStore, StoreError
@@ -125,10 +125,6 @@ HEADER_BRUSHES = (QBrush(QColor(236, 240, 246)), QBrush(QColor(224, 231, 241)))
 TINTED_TEXT = QBrush(QColor(25, 25, 25))
 
 # One sentence per metric key: what it measures (the column header says how it is aggregated).
-# What each metric means comes from the one glossary the whole app uses.
-_METRIC_HELP = METRICS
-_SPLIT_HELP = {"id": " on the in-domain test set", "ood": " on the out-of-domain test set",
-               "train": " on the training data", "all": ""}
 _AGG_HELP = {"rate": "Share of problems, in % (a task's seeds averaged first)",
              "pct": "Mean over problems, in % (a task's seeds averaged first)",
              "median": "Median over problems (a task's seeds first); an unevaluable model counts as the worst",
@@ -162,17 +158,17 @@ def column_help(column: Column) -> str:
     head = flat_header(column)
     key = column.key.rsplit("|", 1)[-1]
     if key == "recovery":  # ERBench variants: "<axis>|<level>|recovery"
-        return (f"{head}: {_METRIC_HELP['recovered']} at {column.group or 'this axis'} = {column.label}. "
+        return (f"{head}: {METRICS['recovered']} at {column.group or 'this axis'} = {column.label}. "
                 "Share of runs with a decided check, in %.")
     parts = key.split("_", 1)
-    if len(parts) == 2 and parts[0] in _SPLIT_HELP and "_" in parts[1]:
+    if len(parts) == 2 and parts[0] in SPLITS and "_" in parts[1]:
         split, rest = parts
         metric, agg = rest.rsplit("_", 1)
-        what = _METRIC_HELP.get(metric, metric)
-        where = _SPLIT_HELP[split] if metric not in ("sa", "recovered") else ""
+        what = METRICS.get(metric, metric)
+        where = SPLITS[split] if metric not in ("sa", "recovered") else ""
         scope = f" ({column.group})" if column.group else ""
         return f"{head}: {what}{where}{scope}. {_AGG_HELP.get(agg, agg.capitalize())}."
-    what = _METRIC_HELP.get(column.key)
+    what = METRICS.get(column.key)
     if what:
         return f"{head}: {what}."
     return head

@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine.metrics.glossary import explain
+
 # Short row labels leave the numbers room in the narrow result column; the tooltips say more.
 _ROWS = (("train", "Train"), ("id", "Test ID"), ("ood", "Test OOD"))
 _ROW_TIPS = {
@@ -26,18 +28,17 @@ _ROW_TIPS = {
     "ood": "The out-of-domain test split: points beyond the training range (does the model extrapolate?).",
 }
 _COLS = (
-    ("nmse", "NMSE", "Normalised mean squared error: squared error over the target's variance (0 is perfect)."),
-    ("acc_0.1", "Acc₀.₁", "1 if every point's relative error is within 10 %, else 0 (LLM-SRBench's Acc_τ, τ = 0.1)."),
-    ("r2", "R²", "Coefficient of determination, 1 − NMSE (1 is perfect)."),
-    ("n", "Points", "Number of points in the split."),
+    ("nmse", "NMSE", explain("nmse")),
+    ("acc_0.1", "Acc₀.₁", explain("acc_0.1")),
+    ("r2", "R²", explain("r2")),
+    ("n", "Points", explain("n")),
 )
 
 
 #: Columns for SymbolBench's tasks, whose runs are not scored by NMSE.
 _ODE_COLS = (
-    ("r2", "Trajectory R²", "R² of the model's simulated trajectory against the observed one, averaged over the "
-                            "state variables (SymbolBench §4.1); negative counts as 0 in SR²."),
-    ("acc_0.9", "R² > 0.9", "Whether the trajectory R² exceeds 0.9 (SymbolBench's ACC₀.₉ counts these)."),
+    ("r2", "Trajectory R²", explain("trajectory_r2")),
+    ("acc_0.9", "R² > 0.9", explain("acc_0.9")),
     ("n", "Points", "Number of time points in the split."),
 )
 _BN_COLS = (

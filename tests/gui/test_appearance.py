@@ -242,3 +242,15 @@ def test_theme_and_presentation_keys_are_listed_without_clashes(window):
     assert len(keys) == len(set(keys))
     commands = {command: keys for _menu, command, keys, _tip in rows}
     assert commands["Presentation mode"] == "F5" and commands["Full screen"] == "F11"
+
+
+def test_reset_layout_while_presenting_keeps_the_presentation_layout(window, qtbot):
+    before = _open_docks(window)
+    _press(qtbot, window, Qt.Key.Key_F5)
+    assert window.appearance.presenting
+    reset = next(a for a in window.menus["view"].actions() if a.text().replace("&", "") == "Reset layout")
+    reset.trigger()
+    assert not (_open_docks(window) & SECONDARY)  # the secondary docks stay hidden
+    assert set(MAIN_DOCKS) <= _open_docks(window)
+    _press(qtbot, window, Qt.Key.Key_F5)
+    assert not window.appearance.presenting and _open_docks(window) == before

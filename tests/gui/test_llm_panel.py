@@ -235,7 +235,7 @@ def test_window_llm_dock_opens_stored_runs_and_enables_replay(window, qtbot):
     assert window.docks["llm"].widget() is window.llm_panel
     run_menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Run")
     texts = [a.text() for a in run_menu.actions()]
-    assert "&LLM settings…" in texts and "Re&play recorded run" in texts
+    assert "&LLM settings…" in texts and "Re-run from recorded LLM re&plies" in texts
     llm_id, gp_id = _store_llm_run(window)
     assert not window.replay_action.isEnabled()
 
