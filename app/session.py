@@ -2,10 +2,14 @@
 
 Session: what was open comes back at the next start — the selected task (a noise variant too),
 the run whose results were shown, the recent tasks and runs, and the open project with its
-unsaved notes (the dock layout is MainWindow's). It is written to ``settings.ini`` under
-``session/`` whenever it changes, and once more when the window closes, so a crash loses little.
-A window made with ``restore_layout=False`` (the self-test, screenshots) neither restores nor
-writes the session.
+unsaved notes (the dock layout is MainWindow's). The small part (the selected task and run, the
+recent lists) goes to ``settings.ini`` under ``session/`` when it changes. The open project —
+its file, title, lists and the notes, which may be long — goes to a draft file of its own
+(``session-project.json`` in the data folder, written whole or not at all by
+engine.atomic) shortly after typing stops, when the project changes and when the window closes;
+so choosing tasks and runs never rewrites the notes, and a crash loses at most the last second
+of typing. A window made with ``restore_layout=False`` (the self-test, screenshots) neither
+restores nor writes the session.
 
 Projects: File ▸ New project / Open project… / Save project / Save project as… and the Project
 dock (widgets/project_panel.py) gather tasks, runs and notes into a ``.klab`` file
@@ -24,7 +28,9 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QMenu, QMessageBox
 
+from engine import paths
 from engine import project as pj
+from engine.atomic import write_atomically
 from engine.store import RunStore, StoreError
 from engine.tasks import registry
 from widgets.project_panel import ProjectPanel
@@ -42,7 +48,21 @@ _KEY_TASK = "session/last_task"  # the name the window used before sessions had 
 _KEY_RUN = "session/last_run"
 _KEY_RECENT_RUNS = "session/recent_runs"
 _KEY_RECENT_TASKS = "session/recent_tasks"
-_KEY_PROJECT = "session/project"
+_KEY_PROJECT = "session/project"  # where earlier versions kept the project draft (read once, then removed)
+#: The open project's draft (file, title, lists, notes), beside settings.ini.
+DRAFT_FILE = "session-project.json"
+
+
+def draft_path() -> Path:
+    return paths.data_dir() / DRAFT_FILE
+
+
+def _read_draft():
+    """The draft file's text, or None (missing or unreadable: the session starts without it)."""
+    try:
+        return draft_path().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def install(window, restore: bool = True) -> "Session":
@@ -93,25 +113,28 @@ class Session(QObject):
         self._restoring = False
         self._catalog_seen = False
         self._after_catalog: list = []
+        self._pending: set[str] = set()  # project files being read ("open") or written ("save")
+        self._close_when_idle = False  # the window was closed while one was: close once done
 
         s = settings.settings()
         self.recent_runs = _json_list(s.value(_KEY_RECENT_RUNS))
         self.recent_tasks = _json_list(s.value(_KEY_RECENT_TASKS))
         saved_task, saved_run = s.value(_KEY_TASK), s.value(_KEY_RUN)
-        saved_project = s.value(_KEY_PROJECT)
+        saved_project = _read_draft()
+        if saved_project is None:
+            saved_project = s.value(_KEY_PROJECT)
 
         self.panel = ProjectPanel()
         self.dock = self._add_dock()
         self.panel.set_location(self._location())
         # Reading or writing a project file shows in the status bar's activity indicator.
-        self.loader.activity.connect(
-            lambda channel, going: None if going else window.activity.end(f"project:{channel}"))
+        self.loader.activity.connect(self._on_activity)
         self._build_actions()
 
         self._draft_timer = QTimer(self)
         self._draft_timer.setSingleShot(True)
         self._draft_timer.setInterval(DRAFT_DELAY_MS)
-        self._draft_timer.timeout.connect(self.save_session)
+        self._draft_timer.timeout.connect(self.save_draft)
 
         self.panel.edited.connect(self._on_edited)
         self.panel.task_activated.connect(self.show_task)
@@ -211,12 +234,17 @@ class Session(QObject):
         }
 
     def save_session(self) -> None:
-        """Write the session to settings.ini (no-op for a window that does not restore)."""
-        self._draft_timer.stop()
+        """Write the whole session: the selection and recent lists, and the project's draft."""
+        self.save_selection()
+        self.save_draft()
+
+    def save_selection(self) -> None:
+        """Write the selected task and run and the recent lists to settings.ini (small: done on
+        every selection; no-op for a window that does not restore)."""
         if not self.persist:
             return
         w = self.window
-        s = settings.settings()
+        s = settings.settings()  # written back to the file when it goes out of scope
         task = w.current_task.id if w.current_task is not None else None
         for key, value in ((_KEY_TASK, task), (_KEY_RUN, w.displayed_run)):
             if value:
@@ -225,8 +253,24 @@ class Session(QObject):
                 s.remove(key)
         s.setValue(_KEY_RECENT_RUNS, json.dumps(self.recent_runs))
         s.setValue(_KEY_RECENT_TASKS, json.dumps(self.recent_tasks))
-        s.setValue(_KEY_PROJECT, json.dumps(self._state(), ensure_ascii=False))
-        s.sync()
+
+    def save_draft(self) -> None:
+        """Write the open project (file, title, lists, notes) to the draft file; called by the
+        draft timer after typing, when the project changes and when the window closes."""
+        self._draft_timer.stop()
+        if not self.persist:
+            return
+        text = json.dumps(self._state(), ensure_ascii=False)
+        target = draft_path()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(target, lambda fh: fh.write(text))
+        except OSError as exc:
+            self._say(f"Could not keep the project's draft in {target}: {exc.strerror or exc}")
+            return
+        s = settings.settings()
+        if s.contains(_KEY_PROJECT):  # moved to the draft file
+            s.remove(_KEY_PROJECT)
 
     def _restore(self, saved_task, saved_run, saved_project) -> None:
         """Put back the project at once; the task and the run once the catalog has loaded."""
@@ -315,13 +359,13 @@ class Session(QObject):
         if not self._restoring:
             self._remember(self.recent_tasks, task_id)
             self._rebuild_recent_tasks()
-        self.save_session()
+        self.save_selection()
 
     def _on_run_shown(self, run_id: str) -> None:
         if run_id:
             self._remember(self.recent_runs, run_id)
             self._rebuild_recent_runs()
-        self.save_session()
+        self.save_selection()
 
     @staticmethod
     def _remember(items: list[str], item: str) -> None:
@@ -412,12 +456,12 @@ class Session(QObject):
     def clear_recent_runs(self) -> None:
         self.recent_runs.clear()
         self._rebuild_recent_runs()
-        self.save_session()
+        self.save_selection()
 
     def clear_recent_tasks(self) -> None:
         self.recent_tasks.clear()
         self._rebuild_recent_tasks()
-        self.save_session()
+        self.save_selection()
 
     # ------------------------------------------------------------------ showing a task or a run
 
@@ -438,7 +482,7 @@ class Session(QObject):
             if run_id in self.recent_runs:
                 self.recent_runs.remove(run_id)
                 self._rebuild_recent_runs()
-                self.save_session()
+                self.save_selection()
             return False
         w.open_run(run_id)
         w.history.select_run(run_id, emit=False)
@@ -552,14 +596,15 @@ class Session(QObject):
         db_path = self.window.db_path
 
         def work(path=path):
+            # read_project checks the whole file before anything is touched; open_into adds it
+            # all or nothing, so a ProjectError or StoreError means nothing was changed.
             try:
                 project = pj.read_project(path)
                 with RunStore(db_path) as store:
                     report = pj.open_into(project, store)
             except (pj.ProjectError, StoreError) as exc:
                 return "failed", path, str(exc)
-            project.bundles.clear()  # imported; the panel needs only the lists
-            project.user_tasks.clear()
+            project.user_tasks.clear()  # installed; the panel needs only the lists
             return "opened", path, (project, report)
 
         self._quiet_open = quiet
@@ -615,19 +660,36 @@ class Session(QObject):
         return True
 
     def _busy(self, channel: str, text: str) -> None:
+        self._pending.add(channel)
         self.window.activity.begin(f"project:{channel}", text)
         self._say(text)
 
+    def busy(self) -> bool:
+        """Whether a project file is being read or written."""
+        return bool(self._pending)
+
+    def _on_activity(self, channel: str, going: bool) -> None:
+        if going:
+            return
+        self._pending.discard(channel)
+        self.window.activity.end(f"project:{channel}")
+        if self._close_when_idle and not self._pending:
+            # The window was closed while the file was read or written: close it now (it asks
+            # about unsaved changes again if there still are some).
+            self._close_when_idle = False
+            QTimer.singleShot(0, self.window.close)
+
     def _on_error(self, channel: str, message: str) -> None:
         """An unexpected failure in a worker (expected ones come back as results)."""
-        self._on_ready(channel, ("failed", None, message))
+        self._on_ready(channel, ("error", None, message))
 
     def _on_ready(self, channel: str, result) -> None:
         outcome, path, payload = result
         w = self.window
         if channel == "save":
-            if outcome == "failed":
+            if outcome in ("failed", "error"):
                 self._after_save = None
+                self._close_when_idle = False  # the window stays open with the unsaved project
                 self._say(f"The project was not saved: {payload}")
                 QMessageBox.warning(w, "Could not save the project", f"{payload}\n\nNothing was lost: the project "
                                     "is still open here; try another folder or name.")
@@ -645,18 +707,24 @@ class Session(QObject):
             self._say(note + ".")
             self.project_saved.emit(str(saved.path))
             then, self._after_save = self._after_save, None
-            if then is not None and not self.dirty:
+            if then is not None:
+                # With edits made during the save, ``then`` (close, new, open) asks about them again.
                 QTimer.singleShot(0, then)
         elif channel == "open":
             quiet = self._quiet_open
             path = path or self._open_path
-            if outcome == "failed":
+            if outcome in ("failed", "error"):
+                if outcome == "failed":  # an expected fault, found before anything was added
+                    after = "Nothing was changed: no run or task of the project was added."
+                else:  # something unforeseen: the store's transaction was rolled back, but say less
+                    after = ("Opening stopped on an unexpected error. The project's runs are added all together "
+                             "or not at all; check the run history.")
                 if quiet:
                     self._note(f"Could not reopen the project {path}: {payload}. Its notes and lists from your last "
                               "session are kept here.")
                 else:
                     self._say(f"The project was not opened: {payload}")
-                    QMessageBox.warning(w, "Could not open the project", f"{payload}\n\nNothing was changed.")
+                    QMessageBox.warning(w, "Could not open the project", f"{payload}\n\n{after}")
                 return
             project, report = payload
             self._opened(path, project, report, quiet)
@@ -686,7 +754,11 @@ class Session(QObject):
         if not quiet:
             self.dock.show()
             self.dock.raise_()
-            self._say(f"Opened the project {project.name}: {report.summary()}.")
+            summary = f"Opened the project {project.name}: {report.summary()}."
+            self._say(summary)
+            if report.installed_tasks:
+                # The reloaded catalog reports its task count in the status bar: say it again after.
+                self._when_catalog(lambda: self._say(summary))
             if report.conflicts:
                 QMessageBox.warning(w, "Project opened with conflicts", "\n\n".join(report.conflicts))
         self.project_opened.emit(report)
@@ -695,14 +767,20 @@ class Session(QObject):
 
     def eventFilter(self, obj, event) -> bool:
         try:
-            closing = obj is self.window and event.type() == QEvent.Type.Close and self.dirty
+            closing = obj is self.window and event.type() == QEvent.Type.Close
         except RuntimeError:  # the window is being destroyed
             return False
-        if closing:
-            if self.loader.busy():
+        if closing and self._pending:
+            # A project file is being written or read: closing now would cut it off (or lose
+            # the question about unsaved changes). The close is queued until it is done.
+            self._close_when_idle = True
+            if "save" in self._pending:
                 self._say("Saving the project… the window closes when it is written.")
-                event.ignore()
-                return True
+            else:
+                self._say("Opening the project… the window closes when it has been opened.")
+            event.ignore()
+            return True
+        if closing and self.dirty:
             answer = self.ask_unsaved("closing Kepler Lab")
             if answer == QMessageBox.StandardButton.Discard:
                 self.dirty = False  # the session keeps no stale draft of discarded edits

@@ -21,8 +21,20 @@ that this module checks), every member has a size limit that is checked against 
 the archive declares and the bytes actually decompressed (a zip bomb stops at the limit), a
 member name that could point outside a folder (``../x``, ``/etc/x``, ``C:x``) makes the whole
 file refused, and every run row is checked column by column against this version's run store
-before anything is written. Every problem raises :class:`ProjectError` with a message naming
-the file and the fault.
+before anything is written: its columns and types, that its JSON texts (config, metrics, event
+payloads, LLM messages and replies) decode to what the window reads (objects or lists, a
+progress point's iteration and loss, a Pareto report's candidates), that integers fit SQLite's
+64 bits and times are dates. Every problem raises :class:`ProjectError` with a message naming
+the file, the run and the fault.
+
+Memory: a run's JSON becomes several times its size as Python objects, so runs are never all
+held at once. :func:`read_project` reads and checks each run, then lets it go;
+:func:`open_into` reads each again from the file (checking it again: the file may have changed
+in between) while adding it to the run store, inside one transaction, so at most one run
+(at most ``MAX_RUN_BYTES`` of JSON) is in memory at a time. The imported tasks' files are kept
+as bytes (no blow-up; at most ``MAX_TOTAL_BYTES`` in all, the limit on the whole file). Opening
+is all or nothing: a run that fails rolls the transaction back and removes the tasks just
+installed.
 
 Writing goes through :func:`engine.atomic.write_atomically`: an existing project file is
 replaced only by a complete new one.
@@ -41,7 +53,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -63,6 +75,8 @@ MAX_TASK_DATA_BYTES = 256 << 20
 MAX_TOTAL_BYTES = 1 << 30
 MAX_MEMBERS = 20_000
 MAX_NOTES_CHARS = 1_000_000
+#: The longest title a project may have (the Project dock's title field stops there too).
+MAX_TITLE_CHARS = 500
 MAX_ID_CHARS = 300
 
 _RUN_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -99,11 +113,27 @@ class Project:
     saved: str = ""
     app_version: str = ""
     format_version: int = FORMAT_VERSION
-    #: run id → the run's bundle (RunStore.export_run's dict)
-    bundles: dict[str, dict] = field(default_factory=dict)
     #: task id → its files, for the imported tasks the project carries
     user_tasks: dict[str, UserTaskFiles] = field(default_factory=dict)
     path: Path | None = None
+
+    def iter_bundles(self, run_ids: Iterable[str] | None = None) -> Iterator[dict]:
+        """The runs' bundles (RunStore.export_run's dicts), read from the file and checked one at
+        a time, so only one is in memory at once (see the module notes). ``run_ids`` defaults to
+        all the project's runs. Raises :class:`ProjectError`."""
+        if self.path is None:
+            raise ProjectError("the project has no file to read its runs from")
+        label = str(self.path)
+        zf, by_name = _open_archive(self.path)
+        with zf:
+            for run_id in (self.runs if run_ids is None else run_ids):
+                if run_id not in self.runs:
+                    raise ProjectError(f"{label}: the project has no run {run_id}")
+                yield _read_bundle(zf, by_name, run_id, label)
+
+    def bundle(self, run_id: str) -> dict:
+        """One run's bundle, read from the file and checked."""
+        return next(self.iter_bundles([run_id]))
 
     @property
     def name(self) -> str:
@@ -166,17 +196,46 @@ def _columns() -> dict[str, dict[str, tuple[str, bool]]]:
         return out
 
 
+#: SQLite stores integers in 64 bits; a larger one cannot be bound (OverflowError).
+_INT_LIMIT = 2**63 - 1
+#: Times (seconds since 1970) the window can turn into a date: years 1 to 9999.
+_TIME_LIMIT = 253_402_300_799.0
+#: How the store writes a non-finite float inside a JSON column (engine.store.db._json).
+_NONFINITE_TEXT = ("inf", "-inf", "nan")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _int_fits(value: Any) -> bool:
+    return not isinstance(value, int) or isinstance(value, bool) or -_INT_LIMIT <= value <= _INT_LIMIT
+
+
+def _loss_like(value: Any) -> bool:
+    """A loss as the store keeps it in JSON: a number, null, or "inf" / "-inf" / "nan"."""
+    return value is None or (_is_number(value) and _int_fits(value)) or value in _NONFINITE_TEXT
+
+
+def _short_number(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}… ({len(text)} digits)"
+
+
 def _check_value(where: str, column: str, kind: str, value: Any) -> None:
     if value is None:
         return
     ok = {
         "TEXT": isinstance(value, str),
         "INTEGER": isinstance(value, int) and not isinstance(value, bool),
-        "REAL": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "REAL": _is_number(value),
     }.get(kind, isinstance(value, (str, int, float)) and not isinstance(value, bool))
     if not ok:
         raise ProjectError(f"{where}: the column '{column}' holds {type(value).__name__} {str(value)[:40]!r}, "
                            f"not {kind.lower()}")
+    if not _int_fits(value):
+        raise ProjectError(f"{where}: the column '{column}' holds the number {_short_number(value)}, which is too large "
+                           "for the run store (at most 2**63 - 1)")
 
 
 def _check_row(where: str, table: str, row: Any, run_id: str) -> dict:
@@ -193,6 +252,11 @@ def _check_row(where: str, table: str, row: Any, run_id: str) -> dict:
         if required and row.get(name) is None:
             raise ProjectError(f"{where}: {table} lacks the required column '{name}'")
         _check_value(where, name, kind, row.get(name))
+        if kind == "REAL" and required and not math.isfinite(row[name]):
+            raise ProjectError(f"{where}: the column '{name}' of {table} holds {row[name]}, not a number")
+        if name in ("t", "started_at", "finished_at") and row.get(name) is not None and \
+                not abs(row[name]) <= _TIME_LIMIT:
+            raise ProjectError(f"{where}: the time '{name}' of {table} is {row[name]}, which is not a date")
     if table != "runs" and row.get("run_id", run_id) != run_id:
         raise ProjectError(f"{where}: a row of {table} belongs to run {row.get('run_id')!r}, not {run_id}")
     return row
@@ -212,12 +276,7 @@ def check_bundle(bundle: Any, run_id: str, where: str) -> dict:
     if run["status"] not in FINAL_STATUSES:
         raise ProjectError(f"{where}: the run's status is {run['status']!r}; a project holds only runs that "
                            f"have ended ({', '.join(FINAL_STATUSES)})")
-    for text_column in ("config", "metrics"):
-        if isinstance(run.get(text_column), str) and run[text_column]:
-            try:
-                json.loads(run[text_column])
-            except ValueError:
-                raise ProjectError(f"{where}: the run's {text_column} is not valid JSON") from None
+    _check_run_json(where, run)
     for table, key in (("events", "seq"), ("candidates", None), ("llm_calls", "seq")):
         rows = bundle.get(table, [])
         if not isinstance(rows, list):
@@ -229,7 +288,67 @@ def check_bundle(bundle: Any, run_id: str, where: str) -> dict:
                 if row[key] in seen:
                     raise ProjectError(f"{where}: {table} has two rows numbered {row[key]}")
                 seen.add(row[key])
+            if table == "events":
+                _check_event(where, row)
+            elif table == "llm_calls":
+                for column in ("messages", "reply"):
+                    if row[column]:  # RunStore.llm_calls reads an empty one as []
+                        _decoded(where, f"LLM call {row['seq']}'s {column}", row[column], list)
     return bundle
+
+
+def _decoded(where: str, what: str, text: str, kind: type) -> Any:
+    """``text`` decoded from JSON, which must give a ``kind`` (dict or list)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise ProjectError(f"{where}: the {what} is not valid JSON") from None
+    except RecursionError:
+        raise ProjectError(f"{where}: the {what} is nested too deeply") from None
+    if not isinstance(value, kind):
+        raise ProjectError(f"{where}: the {what} must be a JSON {'object' if kind is dict else 'list'}, "
+                           f"not {type(value).__name__}")
+    return value
+
+
+#: Parts of a run's metrics that the window reads as objects (per split, checks, the judge).
+_METRIC_OBJECTS = ("train", "id", "ood", "symbolic", "structure", "judge", "llm")
+
+
+def _check_run_json(where: str, run: dict) -> None:
+    """The run's config and metrics: JSON objects (the store reads an empty text as {})."""
+    if run["config"]:
+        _decoded(where, "run's config", run["config"], dict)
+    if run.get("metrics"):
+        metrics = _decoded(where, "run's metrics", run["metrics"], dict)
+        for key in _METRIC_OBJECTS:
+            part = metrics.get(key)
+            if part is not None and not isinstance(part, dict):
+                raise ProjectError(f"{where}: the run's metrics '{key}' must be an object, not {type(part).__name__}")
+            if key in ("train", "id", "ood") and part is not None and not _loss_like(part.get("nmse")):
+                raise ProjectError(f"{where}: the run's metric {key}.nmse is {str(part.get('nmse'))[:40]!r}, "
+                                   "not a number")
+
+
+def _check_event(where: str, row: dict) -> None:
+    """An event's payload: a JSON object, with the fields the window reads for its kind."""
+    kind, seq = row["kind"], row["seq"]
+    payload = _decoded(where, f"payload of event {seq} ({kind})", row["payload"], dict)
+    if kind == "progress":
+        if not (_is_number(payload.get("iteration")) and _int_fits(payload["iteration"])):
+            raise ProjectError(f"{where}: the progress event {seq} has no iteration number")
+        if "best_loss" not in payload or not _loss_like(payload["best_loss"]):
+            raise ProjectError(f"{where}: the progress event {seq} has no best loss (a number or null)")
+    elif kind == "pareto":
+        candidates = payload.get("candidates")
+        if not isinstance(candidates, list):
+            raise ProjectError(f"{where}: the Pareto event {seq} has no list of candidates")
+        for c in candidates:
+            if not (isinstance(c, dict) and isinstance(c.get("expression"), str)
+                    and isinstance(c.get("complexity"), int) and not isinstance(c["complexity"], bool)
+                    and _int_fits(c["complexity"]) and _loss_like(c.get("loss"))):
+                raise ProjectError(f"{where}: the Pareto event {seq} has a candidate that is not an expression "
+                                   f"(text), a complexity (an integer) and a loss (a number or null): {str(c)[:80]}")
 
 
 # --------------------------------------------------------------------------- writing
@@ -282,8 +401,10 @@ def save_project(path: str | Path, store, task_ids: Iterable[str], run_ids: Iter
     task_ids, run_ids = _dedupe(task_ids), _dedupe(run_ids)
     if len(notes) > MAX_NOTES_CHARS:
         raise ProjectError(f"the notes are too long ({len(notes):,} characters; at most {MAX_NOTES_CHARS:,})")
+    if len(title) > MAX_TITLE_CHARS:
+        raise ProjectError(f"the title is too long ({len(title):,} characters; at most {MAX_TITLE_CHARS:,})")
     members: list[tuple[str, bytes, int]] = []  # (name, content, compression)
-    bundles = []
+    run_tasks: list[str] = []  # each run's task (the bundles themselves are let go once written out)
     for run_id in run_ids:
         if not _RUN_ID.fullmatch(run_id):
             raise ProjectError(f"'{run_id}' is not a run id")
@@ -296,7 +417,7 @@ def save_project(path: str | Path, store, task_ids: Iterable[str], run_ids: Iter
             raise ProjectError(f"cannot read run {run_id} from the run store at {store.path}: {exc}") from None
         if bundle["run"]["status"] not in FINAL_STATUSES:
             raise ProjectError(f"run {run_id} is still {bundle['run']['status']}; save the project when it has ended")
-        bundles.append(bundle)
+        run_tasks.append(bundle["run"]["task_id"])
         content = json.dumps(_finite(bundle), allow_nan=False, separators=(",", ":")).encode("utf-8")
         if len(content) > MAX_RUN_BYTES:
             raise ProjectError(f"run {run_id} is too large for a project ({len(content) / 1e6:.0f} MB; "
@@ -306,7 +427,7 @@ def save_project(path: str | Path, store, task_ids: Iterable[str], run_ids: Iter
     carried: list[dict] = []
     missing: list[str] = []
     wanted = _dedupe([t for t in task_ids if _is_user_task(t)]
-                     + [b["run"]["task_id"] for b in bundles if _is_user_task(b["run"]["task_id"])])
+                     + [t for t in run_tasks if _is_user_task(t)])
     for task_id in wanted:
         folder = user_task_folder(task_id)
         try:
@@ -398,6 +519,8 @@ def _json_member(zf, info, limit, label) -> Any:
     except json.JSONDecodeError as exc:
         raise ProjectError(f"{label}: {info.filename} is damaged or cut short: not valid JSON "
                            f"(line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except RecursionError:
+        raise ProjectError(f"{label}: {info.filename} is nested too deeply to be read") from None
 
 
 def _check_id(label: str, what: str, value: Any) -> str:
@@ -464,9 +587,9 @@ def _check_user_task(label: str, task_id: str, task_json: bytes, data: bytes) ->
     _check_npz(label, task_id, data)
 
 
-def read_project(path: str | Path) -> Project:
-    """Read and check a project file. Raises :class:`ProjectError` naming the fault."""
-    path = Path(path)
+def _open_archive(path: Path) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:
+    """The project file opened as a zip, and its members by name, after the checks every
+    reading makes: the member count, no unsafe or repeated names, the total size."""
     label = str(path)
     try:
         zf = zipfile.ZipFile(path)
@@ -479,7 +602,7 @@ def read_project(path: str | Path) -> Project:
                            "(an incomplete download or copy)") from None
     except OSError as exc:
         raise ProjectError(f"cannot read {label}: {exc.strerror or exc}") from None
-    with zf:
+    try:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
             raise ProjectError(f"{label} holds {len(infos):,} members; a project holds at most {MAX_MEMBERS:,}")
@@ -494,6 +617,28 @@ def read_project(path: str | Path) -> Project:
         total = sum(i.file_size for i in infos)
         if total > MAX_TOTAL_BYTES:
             raise ProjectError(f"{label} is too large: {total:,} bytes uncompressed (at most {MAX_TOTAL_BYTES:,})")
+    except BaseException:
+        zf.close()
+        raise
+    return zf, by_name
+
+
+def _read_bundle(zf: zipfile.ZipFile, by_name: dict[str, zipfile.ZipInfo], run_id: str, label: str) -> dict:
+    member = f"runs/{run_id}.json"
+    if member not in by_name:
+        raise ProjectError(f"{label}: run {run_id} is listed but its file {member} is missing")
+    bundle = _json_member(zf, by_name[member], MAX_RUN_BYTES, label)
+    return check_bundle(bundle, run_id, f"{label}: {member}")
+
+
+def read_project(path: str | Path) -> Project:
+    """Read and check a project file: its manifest, every run (each checked, then let go: see
+    :meth:`Project.iter_bundles`) and the imported tasks' files. Raises :class:`ProjectError`
+    naming the fault."""
+    path = Path(path)
+    label = str(path)
+    zf, by_name = _open_archive(path)
+    with zf:
         if MANIFEST not in by_name:
             raise ProjectError(f"{label} is not a Kepler Lab project: it has no {MANIFEST} manifest")
         manifest = _json_member(zf, by_name[MANIFEST], MAX_MANIFEST_BYTES, label)
@@ -501,11 +646,7 @@ def read_project(path: str | Path) -> Project:
         project.path = path
 
         for run_id in project.runs:
-            member = f"runs/{run_id}.json"
-            if member not in by_name:
-                raise ProjectError(f"{label}: run {run_id} is listed but its file {member} is missing")
-            bundle = _json_member(zf, by_name[member], MAX_RUN_BYTES, label)
-            project.bundles[run_id] = check_bundle(bundle, run_id, f"{label}: {member}")
+            _read_bundle(zf, by_name, run_id, label)  # checked now; read again when imported
 
         for entry in manifest.get("user_tasks", []):
             task_id, folder = entry["id"], entry["folder"]
@@ -577,7 +718,7 @@ def _check_manifest(label: str, manifest: Any) -> Project:
         seen_ids.add(task_id)
         seen_folders.add(entry["folder"])
     return Project(
-        title=text("title", 500),
+        title=text("title", MAX_TITLE_CHARS),
         notes=text("notes", MAX_NOTES_CHARS),
         tasks=id_list("tasks"),
         current_task=current,
@@ -612,44 +753,69 @@ def _same_task_data(folder: Path, files: UserTaskFiles) -> bool:
         return False
 
 
-def _install_user_task(files: UserTaskFiles) -> None:
-    """Write an imported task's files into a staging folder beside the others and rename it into
-    place (the staging name starts with ``.import-``, so user_data cleans up after a crash)."""
+def _install_user_tasks(items: list[UserTaskFiles]) -> list[Path]:
+    """Write imported tasks' files into one staging folder beside the others, then rename each
+    into place: all of them or none (a failure undoes the renames done). The staging name
+    starts with ``.import-``, so engine.tasks.user_data cleans up after a crash. Returns the
+    new task folders."""
     import os
     import shutil
     import tempfile
 
     from .tasks import user_data
 
-    target = user_task_folder(files.task_id)
+    if not items:
+        return []
     root = user_data.tasks_dir()
     try:
         root.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=".import-project-", dir=root))
     except OSError as exc:
-        raise ProjectError(f"cannot write the imported task {files.task_id} under {root}: {exc.strerror or exc}"
-                           ) from None
+        raise ProjectError(f"cannot write the imported tasks under {root}: {exc.strerror or exc}") from None
+    moved: list[Path] = []
+    files = items[0]
     try:
-        folder = staging / "task"
-        folder.mkdir()
-        (folder / "data.npz").write_bytes(files.data)
-        (folder / "task.json").write_bytes(files.task_json)
-        if target.exists():  # appeared meanwhile: never replaced
-            raise FileExistsError(str(target))
-        os.rename(folder, target)
+        for i, files in enumerate(items):
+            folder = staging / str(i)
+            folder.mkdir()
+            (folder / "data.npz").write_bytes(files.data)
+            (folder / "task.json").write_bytes(files.task_json)
+        for i, files in enumerate(items):
+            target = user_task_folder(files.task_id)
+            if target.exists():  # appeared meanwhile: never replaced
+                raise FileExistsError(str(target))
+            os.rename(staging / str(i), target)
+            moved.append(target)
     except OSError as exc:
-        raise ProjectError(f"cannot write the imported task {files.task_id} to {target}: {exc.strerror or exc}"
-                           ) from None
+        _remove_folders(moved)
+        raise ProjectError(f"cannot write the imported task {files.task_id} to {user_task_folder(files.task_id)}: "
+                           f"{exc.strerror or exc}") from None
+    except BaseException:
+        _remove_folders(moved)
+        raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    return moved
+
+
+def _remove_folders(folders: list[Path]) -> None:
+    import shutil
+
+    for folder in reversed(folders):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def open_into(project: Project, store) -> OpenReport:
     """Add a project's content to this installation: its imported tasks (an existing task of
     the same name is never overwritten: same data counts as present, different data as a
-    conflict) and its runs (a run id the store already has is left alone)."""
+    conflict) and its runs (a run id the store already has is left alone).
+
+    All or nothing: the new tasks are installed first, then the runs are read from the file
+    and added in one transaction of the run store; if any run cannot be read or added, the
+    transaction is rolled back and the tasks installed here are removed again, so a
+    :class:`ProjectError` means that nothing was changed."""
     report = OpenReport()
-    installed_any = False
+    to_install: list[UserTaskFiles] = []
     for task_id, files in project.user_tasks.items():
         folder = user_task_folder(task_id)
         if folder.exists():
@@ -660,26 +826,34 @@ def open_into(project: Project, store) -> OpenReport:
                     f"{task_id}: a different task of that name is already here; yours was kept and the project's "
                     "copy was not installed, so the project's runs on it are shown against your data")
             continue
-        _install_user_task(files)
-        report.installed_tasks.append(task_id)
-        installed_any = True
-    if installed_any:
+        to_install.append(files)
+    try:
+        for run_id in project.runs:
+            (report.present_runs if store.get_run(run_id) is not None else report.imported_runs).append(run_id)
+    except sqlite3.DatabaseError as exc:
+        raise ProjectError(f"cannot read the run store at {store.path}: {exc}") from None
+
+    installed = _install_user_tasks(to_install)
+    try:
+        if report.imported_runs:
+            store.import_runs(project.iter_bundles(report.imported_runs))
+    except BaseException as exc:
+        _remove_folders(installed)
+        if isinstance(exc, ProjectError):
+            raise
+        if isinstance(exc, (StoreError, sqlite3.DatabaseError, OverflowError, ValueError, TypeError, KeyError)):
+            raise ProjectError(f"cannot add the project's runs to the run store ({type(exc).__name__}: {exc}); "
+                               "nothing was changed") from None
+        raise
+    report.installed_tasks = [files.task_id for files in to_install]
+    if installed:
         from .tasks import registry
 
         registry.invalidate()
-    for run_id in project.runs:
-        if store.get_run(run_id) is not None:
-            report.present_runs.append(run_id)
-            continue
-        try:
-            store.import_run(project.bundles[run_id])
-        except (StoreError, sqlite3.DatabaseError) as exc:
-            raise ProjectError(f"cannot add run {run_id} to the run store: {exc}") from None
-        report.imported_runs.append(run_id)
     return report
 
 
 __all__ = [
-    "FORMAT", "FORMAT_VERSION", "SUFFIX", "Project", "ProjectError", "OpenReport", "SaveResult", "UserTaskFiles",
+    "FORMAT", "FORMAT_VERSION", "MAX_TITLE_CHARS", "SUFFIX", "Project", "ProjectError", "OpenReport", "SaveResult", "UserTaskFiles",
     "check_bundle", "open_into", "read_project", "save_project", "user_task_folder",
 ]

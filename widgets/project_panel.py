@@ -12,6 +12,8 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QVBoxLayout, QWidget)
 
+from engine.project import MAX_TITLE_CHARS
+
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
@@ -122,6 +124,7 @@ class ProjectPanel(QWidget):
         self.location.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.title_edit = QLineEdit()
         self.title_edit.setObjectName("projectTitle")
+        self.title_edit.setMaxLength(MAX_TITLE_CHARS)  # what a project file may hold
         self.title_edit.setPlaceholderText("Project title (e.g. Week 3: Kepler's third law)")
         self.title_edit.textEdited.connect(lambda _t: self.edited.emit())
         self.notes = QPlainTextEdit()

@@ -497,27 +497,38 @@ class RunStore:
         """Add a run exported by :meth:`export_run` (from another process or machine), in one
         transaction: all of it or nothing. A run id already present is replaced, so importing
         the same result twice (a retried hand-over) leaves one copy."""
-        run = dict(bundle["run"])
-        run_id = run["id"]
+        return self.import_runs([bundle])[0]
+
+    def import_runs(self, bundles: Iterable[dict]) -> list[str]:
+        """Add several exported runs in ONE transaction: all of them or none. ``bundles`` may be
+        a generator that reads each run only when it is needed (a project file's runs), so only
+        one is in memory at a time; an exception it raises undoes every run added before and
+        is raised again. A run id already present is replaced (as :meth:`import_run`)."""
 
         def insert(table: str, row: dict) -> None:
             columns = ", ".join(row)
             marks = ", ".join("?" for _ in row)
             self.conn.execute(f"INSERT INTO {table}({columns}) VALUES ({marks})", tuple(row.values()))
 
+        run_ids: list[str] = []
         try:
-            with self.conn:
+            with self.conn:  # commits at the end, rolls back on any exception
                 self.conn.execute("BEGIN")
-                self.conn.execute("DELETE FROM runs WHERE id=?", (run_id,))  # cascades to its rows
-                insert("runs", run)
-                for table in ("events", "candidates", "llm_calls"):
-                    for item in bundle.get(table, ()):
-                        insert(table, {**item, "run_id": run_id})
+                for bundle in bundles:
+                    run = dict(bundle["run"])
+                    run_id = run["id"]
+                    self.conn.execute("DELETE FROM runs WHERE id=?", (run_id,))  # cascades to its rows
+                    insert("runs", run)
+                    for table in ("events", "candidates", "llm_calls"):
+                        for item in bundle.get(table, ()):
+                            insert(table, {**item, "run_id": run_id})
+                    run_ids.append(run_id)
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
-        for counters in (self._seq, self._report, self._llm_seq):
-            counters.pop(run_id, None)
-        return run_id
+        for run_id in run_ids:
+            for counters in (self._seq, self._report, self._llm_seq):
+                counters.pop(run_id, None)
+        return run_ids
 
     # ------------------------------------------------------------------ sweeps
 

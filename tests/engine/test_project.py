@@ -155,7 +155,7 @@ def _manifest(path: Path) -> dict:
 def test_a_good_file_reads_and_its_running_runs_are_refused_at_saving(good, tmp_path):
     path, run_id = good
     project = pj.read_project(path)
-    assert project.runs == [run_id] and project.bundles[run_id]["run"]["status"] == "finished"
+    assert project.runs == [run_id] and project.bundle(run_id)["run"]["status"] == "finished"
     manifest = _manifest(path)
     assert manifest["format"] == "keplerlab-project" and manifest["format_version"] == 1
     assert manifest["app_version"] and manifest["created"] and manifest["user_tasks"] == []
@@ -262,3 +262,198 @@ def test_imported_data_with_pickled_objects_are_refused(two_homes, tmp_path, mon
     lying = _rewrite(path, tmp_path / "lying.klab", {"user_tasks/0/task.json": json.dumps(other)})
     with pytest.raises(pj.ProjectError, match="describe 'user/elsewhere'"):
         pj.read_project(lying)
+
+
+# ------------------------------------------------------------------------------ what a run may hold
+
+
+def _bundle(run_id: str = "r1", **over) -> dict:
+    """A small valid run bundle, with parts replaced (``run`` updates the row)."""
+    bundle = {"run": {"id": run_id, "task_id": "feynman/I.6.2a", "method": "gp", "config": "{}",
+                      "status": "finished", "started_at": 1_700_000_000.0, "finished_at": 1_700_000_005.0,
+                      "seconds": 5.0, "expression": "x", "complexity": 1, "train_loss": 0.1,
+                      "metrics": '{"id": {"nmse": 0.1}, "ood": {"nmse": "inf"}}'},
+              "events": [{"seq": 1, "kind": "progress", "t": 1_700_000_001.0,
+                          "payload": '{"iteration": 1, "best_loss": "inf"}'},
+                         {"seq": 2, "kind": "progress", "t": 1_700_000_002.0,
+                          "payload": '{"iteration": 2, "best_loss": null}'},
+                         {"seq": 3, "kind": "pareto", "t": 1_700_000_003.0,
+                          "payload": '{"iteration": 2, "candidates": [{"expression": "x", "complexity": 1, '
+                                     '"loss": 0.1}, {"expression": "x*x", "complexity": 3, "loss": "nan"}]}'},
+                         {"seq": 4, "kind": "final", "t": 1_700_000_004.0,
+                          "payload": '{"expression": "x", "complexity": 1, "loss": 0.1}'}],
+              "candidates": [{"report": 1, "iteration": 2, "expression": "x", "complexity": 1, "loss": 0.1}],
+              "llm_calls": [{"seq": 1, "t": 1_700_000_002.5, "model": "m", "messages": '[{"role": "user"}]',
+                             "reply": '["x"]', "status": "ok"}]}
+    for key, value in over.items():
+        if key == "run":
+            bundle["run"].update(value)
+        else:
+            bundle[key] = value
+    return bundle
+
+
+def _event(kind: str, payload: str) -> list[dict]:
+    return [{"seq": 1, "kind": kind, "t": 1_700_000_001.0, "payload": payload}]
+
+
+def test_a_valid_bundle_passes_and_reads_back_through_the_store(tmp_path):
+    bundle = _bundle()
+    assert pj.check_bundle(bundle, "r1", "here") is bundle
+    with RunStore(tmp_path / "s.sqlite3") as store:
+        store.import_run(bundle)
+        record = store.get_run("r1")
+        assert record.metrics["id"]["nmse"] == 0.1 and record.config == {}
+        assert [(p["iteration"], p["best_loss"]) for p in store.progress("r1")][1] == (2, None)
+        assert store.llm_calls("r1")[0]["replies"] == ["x"]
+
+
+BAD_BUNDLES = {
+    "payload a list": (dict(events=_event("progress", "[1, 2]")), "payload of event 1 (progress) must be a JSON object"),
+    "payload not JSON": (dict(events=_event("log", "oops")), "payload of event 1 (log) is not valid JSON"),
+    "progress without fields": (dict(events=_event("progress", "{}")), "progress event 1 has no iteration"),
+    "progress loss is text": (dict(events=_event("progress", '{"iteration": 1, "best_loss": "low"}')),
+                              "progress event 1 has no best loss"),
+    "pareto without candidates": (dict(events=_event("pareto", '{"iteration": 1}')), "no list of candidates"),
+    "pareto candidate complexity text": (
+        dict(events=_event("pareto", '{"candidates": [{"expression": "x", "complexity": "3", "loss": 1}]}')),
+        "Pareto event 1 has a candidate"),
+    "pareto candidate huge": (
+        dict(events=_event("pareto", '{"candidates": [{"expression": "x", "complexity": %d, "loss": 1}]}' % 10**30)),
+        "Pareto event 1 has a candidate"),
+    "final a list": (dict(events=_event("final", "[]")), "payload of event 1 (final) must be a JSON object"),
+    "config a list": (dict(run={"config": "[1]"}), "run's config must be a JSON object"),
+    "metrics a list": (dict(run={"metrics": "[1]"}), "run's metrics must be a JSON object"),
+    "metrics split a list": (dict(run={"metrics": '{"id": [1]}'}), "metrics 'id' must be an object"),
+    "metrics nmse text": (dict(run={"metrics": '{"ood": {"nmse": "good"}}'}), "metric ood.nmse"),
+    "huge complexity": (dict(run={"complexity": 10**30}), "'complexity' holds the number"),
+    "huge seed": (dict(run={"seed": -(2**63)}), "'seed' holds the number"),
+    "huge time": (dict(run={"started_at": 1e20}), "not a date"),
+    "messages an object": (dict(llm_calls=[{"seq": 1, "t": 1.0, "messages": "{}", "reply": "[]", "status": "ok"}]),
+                           "LLM call 1's messages must be a JSON list"),
+    "reply not JSON": (dict(llm_calls=[{"seq": 1, "t": 1.0, "messages": "[]", "reply": "[", "status": "ok"}]),
+                       "LLM call 1's reply is not valid JSON"),
+    "config nested deeply": (dict(run={"config": "[" * 100_000 + "]" * 100_000}), "config is nested too deeply"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BUNDLES))
+def test_a_run_the_window_could_not_read_is_refused_naming_the_run_and_the_fault(case, tmp_path):
+    over, expected = BAD_BUNDLES[case]
+    bundle = json.loads(json.dumps(_bundle("r7", **over)))  # as it comes out of a file
+    with pytest.raises(pj.ProjectError) as caught:
+        pj.check_bundle(bundle, "r7", "p.klab: runs/r7.json")
+    assert expected in str(caught.value)
+    assert "runs/r7.json" in str(caught.value)
+
+
+def test_a_bad_run_in_a_file_is_refused_before_anything_is_added(good, tmp_path):
+    path, run_id = good
+    member = f"runs/{run_id}.json"
+    with zipfile.ZipFile(path) as zf:
+        bundle = json.loads(zf.read(member))
+    bundle["run"]["metrics"] = "[1]"  # once imported, the run history could not show it
+    bad = _rewrite(path, tmp_path / "metrics.klab", {member: json.dumps(bundle)})
+    with pytest.raises(pj.ProjectError, match=f"{member}: the run's metrics must be a JSON object"):
+        pj.read_project(bad)
+
+
+def test_a_deeply_nested_manifest_is_refused(tmp_path):
+    path = tmp_path / "deep.klab"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("project.json", "[" * 200_000 + "]" * 200_000)
+    with pytest.raises(pj.ProjectError, match="project.json is nested too deeply"):
+        pj.read_project(path)
+
+
+# ------------------------------------------------------------------------------ all or nothing
+
+
+@pytest.fixture
+def carried(two_homes, tmp_path, monkeypatch):
+    """A project (path) with an imported task and two runs, saved in home A; home B is in use."""
+    home_a, home_b = two_homes
+    _use_home(monkeypatch, home_a)
+    ud.import_table(_write_csv(tmp_path / "a.csv"), "springs")
+    with RunStore(home_a / "runs.sqlite3") as store:
+        runs = [_stored_run(store), _stored_run(store)]
+        path = pj.save_project(tmp_path / "p.klab", store, ["user/springs"], runs, "").path
+    _use_home(monkeypatch, home_b)
+    return path, runs
+
+
+def _damage_second_run(path: Path, runs: list[str], tmp: Path, **run_over) -> None:
+    """Replace ``path`` by a copy whose second run differs (as if the file changed after it was read)."""
+    member = f"runs/{runs[1]}.json"
+    with zipfile.ZipFile(path) as zf:
+        bundle = json.loads(zf.read(member))
+    bundle["run"].update(run_over)
+    _rewrite(path, tmp / "changed.klab", {member: json.dumps(bundle)}).replace(path)
+
+
+def test_a_run_that_fails_while_opening_leaves_no_run_and_no_task(carried, tmp_path):
+    path, runs = carried
+    project = pj.read_project(path)
+    _damage_second_run(path, runs, tmp_path, status="running")  # changed behind our back
+    with RunStore(ud.tasks_dir().parent / "runs.sqlite3") as store:
+        with pytest.raises(pj.ProjectError, match="only runs that have ended"):
+            pj.open_into(project, store)
+        assert store.list_runs() == []  # the first run went in and was rolled back
+    assert not ud.task_exists("springs")  # the task installed first was taken out again
+    assert [p.name for p in ud.tasks_dir().iterdir()] == []  # no staging left behind
+
+
+def test_a_fault_the_checks_missed_still_changes_nothing(carried, tmp_path, monkeypatch):
+    path, runs = carried
+    project = pj.read_project(path)
+    _damage_second_run(path, runs, tmp_path, complexity=10**30)
+    monkeypatch.setattr(pj, "check_bundle", lambda bundle, *_a: bundle)  # as if a check were missing
+    with RunStore(ud.tasks_dir().parent / "runs.sqlite3") as store:
+        with pytest.raises(pj.ProjectError, match="OverflowError.*nothing was changed"):
+            pj.open_into(project, store)
+        assert store.list_runs() == []
+    assert not ud.task_exists("springs")
+
+
+def test_import_runs_adds_all_runs_in_one_transaction(tmp_path):
+    def bundles():
+        yield _bundle("ok1")
+        yield _bundle("ok2")
+        raise RuntimeError("the third could not be read")
+
+    with RunStore(tmp_path / "s.sqlite3") as store:
+        with pytest.raises(RuntimeError):
+            store.import_runs(bundles())
+        assert store.list_runs() == []
+        assert store.import_runs([_bundle("ok1"), _bundle("ok2")]) == ["ok1", "ok2"]
+        assert {r.id for r in store.list_runs()} == {"ok1", "ok2"}
+
+
+def test_runs_are_read_from_the_file_when_opened_not_held_in_memory(carried):
+    path, runs = carried
+    project = pj.read_project(path)
+    assert not hasattr(project, "bundles")
+    assert project.bundle(runs[0])["run"]["id"] == runs[0]
+    path.unlink()  # the runs were checked and let go: opening reads them again
+    with RunStore(ud.tasks_dir().parent / "runs.sqlite3") as store:
+        with pytest.raises(pj.ProjectError, match="no such file"):
+            pj.open_into(project, store)
+        assert store.list_runs() == []
+    assert not ud.task_exists("springs")
+
+
+# ------------------------------------------------------------------------------ the title
+
+
+def test_the_title_limit_is_the_same_for_saving_and_reading(good, tmp_path):
+    path, _run_id = good
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        with pytest.raises(pj.ProjectError, match="title is too long"):
+            pj.save_project(tmp_path / "long.klab", store, [], [], title="T" * (pj.MAX_TITLE_CHARS + 1))
+        longest = pj.save_project(tmp_path / "ok.klab", store, [], [], title="T" * pj.MAX_TITLE_CHARS).path
+    assert not (tmp_path / "long.klab").exists()
+    assert pj.read_project(longest).title == "T" * pj.MAX_TITLE_CHARS
+    manifest = _manifest(path)
+    manifest["title"] = "T" * (pj.MAX_TITLE_CHARS + 1)
+    with pytest.raises(pj.ProjectError, match="title is too long"):
+        pj.read_project(_rewrite(path, tmp_path / "t.klab", {"project.json": json.dumps(manifest)}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +15,11 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 pytest.importorskip("pytestqt")
 
-from app import settings  # noqa: E402
+from app import session, settings  # noqa: E402
 from app.application import create_app  # noqa: E402
 from app.main_window import MainWindow  # noqa: E402
 from engine import paths  # noqa: E402
+from engine import project as pj  # noqa: E402
 from engine.store import RunStore  # noqa: E402
 from engine.tasks import registry  # noqa: E402
 from engine.tasks import user_data as ud  # noqa: E402
@@ -84,6 +86,12 @@ def _type(qtbot, widget, text: str) -> None:
         if i:
             qtbot.keyClick(widget, Qt.Key.Key_Return)
         qtbot.keyClicks(widget, line)
+
+
+def _draft() -> str:
+    """The project draft the session keeps beside settings.ini ("" while there is none)."""
+    path = session.draft_path()
+    return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 def _use_home(monkeypatch, home: Path) -> Path:
@@ -258,6 +266,8 @@ def test_a_project_saved_in_one_home_opens_in_another(qtbot, tmp_path, monkeypat
     # Its current task (the imported table, new here) is selected once the catalog has reloaded.
     qtbot.waitUntil(lambda: other.current_task is not None and other.current_task.id == "user/class/pendulum",
                     timeout=20000)
+    # The reloaded catalog's task count did not replace what the opening added.
+    assert "Opened the project Week 3: 2 runs added, 1 imported task added" in other.status_label.text()
     assert "MatSci1 · gp · NMSE 0.05" in shown.runs.list.item(0).text()
     _double_click_entry(qtbot, shown.runs, runs[1])  # a run opens from the project
     qtbot.waitUntil(lambda: other.displayed_run == runs[1], timeout=15000)
@@ -276,7 +286,7 @@ def test_closing_with_unsaved_changes_asks_save_discard_or_cancel(qtbot, tmp_pat
     qtbot.keyClicks(panel.notes, "Half-written thoughts")
     assert win.isWindowModified()
     # The draft reaches the settings shortly after typing: a crash would not lose it.
-    qtbot.waitUntil(lambda: "Half-written" in (settings.settings().value("session/project") or ""), timeout=5000)
+    qtbot.waitUntil(lambda: "Half-written" in _draft(), timeout=5000)
 
     answers.reply = Button.Cancel
     assert not win.close()
@@ -314,7 +324,7 @@ def test_unsaved_notes_survive_a_crash(qtbot, isolated_home):
     win = _open(qtbot)
     win.session.panel.notes.setFocus()
     qtbot.keyClicks(win.session.panel.notes, "Only in memory")
-    qtbot.waitUntil(lambda: "Only in memory" in (settings.settings().value("session/project") or ""), timeout=5000)
+    qtbot.waitUntil(lambda: "Only in memory" in _draft(), timeout=5000)
     # A second window reads the session as a restart after a crash would (the first never closed).
     second = _open(qtbot)
     assert second.session.panel.notes_text() == "Only in memory" and second.isWindowModified()
@@ -335,6 +345,7 @@ def test_a_damaged_project_is_refused_and_nothing_changes(qtbot, tmp_path, monke
     win.session.open_action.trigger()
     qtbot.waitUntil(lambda: len(warnings) == 1, timeout=15000)
     assert "not a zip archive" in warnings[0] and str(bad) in warnings[0]
+    assert "Nothing was changed" in warnings[0]
     assert panel.title() == "Mine" and win.isWindowModified()  # … but nothing was lost
     assert win.history.run_ids() == []
     win.session.dirty = False
@@ -356,3 +367,99 @@ def test_a_project_that_cannot_be_reread_at_start_keeps_the_session_notes(qtbot,
     assert again.session.panel.notes_text() == "Keep me"
     assert os.fspath(target) in again.status_label.text()
     _close(qtbot, again)
+
+
+# ------------------------------------------------------------------------------ closing while busy
+
+
+def _held(monkeypatch, name: str) -> threading.Event:
+    """Make engine.project's ``name`` wait (on the worker thread) until the returned gate opens."""
+    gate = threading.Event()
+    real = getattr(pj, name)
+
+    def held(*args, **kwargs):
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pj, name, held)
+    return gate
+
+
+def test_closing_while_the_project_is_written_closes_once_it_is(qtbot, tmp_path, monkeypatch, isolated_home,
+                                                                answers):
+    gate = _held(monkeypatch, "save_project")
+    win = _open(qtbot)
+    qtbot.keyClicks(win.session.panel.title_edit, "Slow to write")
+    target = tmp_path / "slow.klab"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    win.session.save_action.trigger()
+    assert win.session.busy()
+    assert not win.close()  # the file is being written: the close waits for it
+    assert win.isVisible() and "the window closes when it is written" in win.status_label.text()
+    gate.set()
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=20000)
+    assert target.exists() and pj.read_project(target).title == "Slow to write"
+    assert answers.asked == [] and answers.warnings == []  # saved, so nothing to ask
+    win.controller.shutdown()
+    win.loader.wait_all()
+
+
+def test_closing_while_a_project_is_opened_closes_once_it_is(qtbot, tmp_path, monkeypatch, isolated_home, answers):
+    with RunStore(paths.default_db_path()) as store:
+        run_id = add_run(store)
+        path = pj.save_project(tmp_path / "lesson.klab", store, [MATSCI1], [run_id], "Read me", title="Lesson").path
+    gate = _held(monkeypatch, "read_project")
+    win = _open(qtbot)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(path), "")))
+    win.session.open_action.trigger()
+    assert not win.close()  # the file is being read: the close waits for it
+    assert win.isVisible() and "the window closes when it has been opened" in win.status_label.text()
+    gate.set()
+    qtbot.waitUntil(lambda: not win.isVisible(), timeout=20000)
+    assert win.session.path == path and win.session.panel.notes_text() == "Read me"
+    assert '"Lesson"' in _draft()  # the opened project is what the next start reopens
+    assert answers.asked == [] and answers.warnings == []
+    win.controller.shutdown()
+    win.loader.wait_all()
+
+
+# ------------------------------------------------------------------------------ what is written when
+
+
+def test_choosing_tasks_and_runs_does_not_rewrite_the_notes(qtbot, isolated_home, monkeypatch):
+    with RunStore(paths.default_db_path()) as store:
+        run_id = add_run(store)
+    win = _open(qtbot)
+    win.session.panel.notes.setFocus()
+    qtbot.keyClicks(win.session.panel.notes, "Lesson plan")
+    qtbot.waitUntil(lambda: "Lesson plan" in _draft(), timeout=5000)  # the draft timer wrote it
+    writes = []
+    real = session.write_atomically
+    monkeypatch.setattr(session, "write_atomically", lambda path, *a, **k: (writes.append(path), real(path, *a, **k)))
+    _click_history_row(qtbot, win, run_id)
+    qtbot.waitUntil(lambda: win.displayed_run == run_id, timeout=15000)
+    win.browser.select_task(CKR1)
+    assert win.current_task.id == CKR1
+    assert writes == []  # the draft was not written again …
+    ini = (paths.data_dir() / "settings.ini").read_text(encoding="utf-8")
+    assert "Lesson plan" not in ini  # … and the notes are not in the settings
+    s = settings.settings()
+    assert s.value("session/last_run") == run_id and s.value("session/last_task") == CKR1
+    assert json.loads(s.value("session/recent_runs")) == [run_id]
+    win.session.dirty = False
+    _close(qtbot, win)
+    assert writes == [session.draft_path()]  # once more at closing
+    assert "Lesson plan" in _draft()
+
+
+def test_the_title_field_stops_at_what_a_project_file_holds(qtbot, tmp_path, monkeypatch, isolated_home):
+    win = _open(qtbot)
+    edit = win.session.panel.title_edit
+    qtbot.keyClicks(edit, "T" * (pj.MAX_TITLE_CHARS + 20))
+    assert edit.text() == "T" * pj.MAX_TITLE_CHARS
+    target = tmp_path / "titled.klab"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    with qtbot.waitSignal(win.session.project_saved, timeout=20000):
+        win.session.save_as_action.trigger()
+    assert pj.read_project(target).title == "T" * pj.MAX_TITLE_CHARS  # and it reads back
+    _close(qtbot, win)
