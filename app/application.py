@@ -6,7 +6,8 @@ import gc
 import os
 import sys
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSize, QTimer
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from viewers.style import configure_pyqtgraph
@@ -17,6 +18,12 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName("Kepler Lab")
     app.setOrganizationName("KeplerLab")
     app.setApplicationDisplayName("Kepler Lab")
+    # Wayland compositors and X11 task bars match the window to the desktop entry
+    # (packaging/linux/io.github.keplerlab.KeplerLab.desktop) by this name, for its icon.
+    app.setDesktopFileName(DESKTOP_ID)
+    if not getattr(app, "_keplerlab_icon_set", False):
+        app.setWindowIcon(app_icon())
+        app._keplerlab_icon_set = True
     configure_pyqtgraph()
     collect_garbage_on_gui_thread(app)
     # The GUI thread re-takes the GIL for every Python paint and slot Qt calls; while a run's
@@ -25,6 +32,25 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     # run in benchmarks/bench_ui.py (11 → 6 ms over three runs each).
     sys.setswitchinterval(0.001)
     return app
+
+
+#: The desktop entry's id (its file name without ``.desktop``), also the AppStream id.
+DESKTOP_ID = "io.github.keplerlab.KeplerLab"
+ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
+
+
+def app_icon() -> QIcon:
+    """The application icon from assets/icons: the PNG renderings of keplerlab.svg at each size
+    (PNGs, so it needs no SVG image plugin), for the window, the task bar and dialogs."""
+    from engine.paths import assets_dir
+
+    icon = QIcon()
+    folder = assets_dir() / "icons"
+    for size in ICON_SIZES:
+        path = folder / f"keplerlab-{size}.png"
+        if path.is_file():
+            icon.addFile(str(path), QSize(size, size))
+    return icon
 
 
 def collect_if_due() -> None:

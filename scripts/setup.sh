@@ -46,6 +46,8 @@ APT_PACKAGES=(
     libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
     libxcb-shape0 libxcb-xinerama0 libxkbcommon-x11-0
     libegl1 libgl1 libfontconfig1 libdbus-1-3 libglib2.0-0
+    # Validators of the Linux desktop entry and AppStream metadata (tests/packaging).
+    desktop-file-utils appstream
 )
 
 venv_works() {
