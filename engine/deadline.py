@@ -16,6 +16,10 @@ import threading
 from typing import Any, Callable
 
 
+#: How often the deadline is raised in a helper that is still running (see call_with_deadline).
+INJECTIONS = 4
+
+
 class Deadline(BaseException):
     """Raised when work runs out of time. A BaseException, so that SymPy's
     ``except Exception`` blocks cannot swallow it."""
@@ -45,14 +49,21 @@ def call_with_deadline(func: Callable[[], Any], seconds: float, name: str = "dea
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     thread.join(max(0.0, seconds))
-    with lock:
-        # Inject only while the helper has not stored a result, so the exception lands in
-        # ``func`` (or the store right after it), where ``target`` catches it.
-        timed_out = not result
-        if timed_out:
+    timed_out = False
+    for _attempt in range(INJECTIONS):
+        with lock:
+            # Inject only while the helper has not stored a result, so the exception lands in
+            # ``func`` (or the store right after it), where ``target`` catches it.
+            if result:
+                break
+            timed_out = True
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(Deadline))
+        # The exception can land in code that swallows it: a garbage-collector callback (Dask
+        # registers one) only prints it. Then the work goes on, so it is raised again.
+        thread.join(1.0 / INJECTIONS)
+        if not thread.is_alive():
+            break
     if timed_out:
-        thread.join(1.0)
         return False, None
     thread.join()
     if "value" in result:
