@@ -75,7 +75,8 @@ class ParetoPlot(QWidget):
         # to the complex, accurate ones at the bottom right.
         # Bottom left: a front falls from the top left to the bottom right, so that corner is
         # where no point usually is.
-        self.legend = self.plot.addLegend(offset=(6, -6), labelTextSize="8pt", verSpacing=-6)
+        # Top right: the corner a Pareto front (error falling with complexity) always leaves empty.
+        self.legend = self.plot.addLegend(offset=(-6, 6), labelTextSize="8pt", verSpacing=-6)
         self.plot.vb.setDefaultPadding(0.08)
         self.steps = pg.PlotDataItem()
         self.points = pg.ScatterPlotItem(name="Pareto front")

@@ -52,6 +52,8 @@ def _split(split: str, key: str):
 def _sa(run):
     metrics = run.record.metrics or {}
     value = metrics.get("sa", (metrics.get("id") or {}).get("sa"))
+    if value is None:  # what a run stores: metrics["symbolic"]["equivalent"] (True / False / None)
+        value = (metrics.get("symbolic") or {}).get("equivalent")
     return None if value is None else float(value)
 
 

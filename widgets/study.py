@@ -491,6 +491,7 @@ class InstructorDialog(QDialog):
                 self.paper_table.setItem(i, j, QTableWidgetItem(v))
         self.paper_note.setText(f"LLM agents: {SOURCE}, vanilla agent, for tasks of the same system and "
                                 "difficulty.")
+        self.paper_table.resizeColumnsToContents()  # the models' names in full
 
     def export(self, fmt: str, path: str | Path | None = None) -> Path | None:
         if path is None:

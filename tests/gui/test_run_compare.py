@@ -109,3 +109,28 @@ def test_compare_from_the_menu_and_the_history_context_menu(two_runs, qtbot, mon
     assert action.isEnabled()
     action.trigger()
     assert win.compare_dialog is not dialog and win.compare_dialog.isVisible()
+
+
+def test_symbolic_accuracy_as_runs_store_it_is_compared(qtbot, isolated_home):
+    """A run records SA as metrics["symbolic"]["equivalent"]: the dialog shows it and marks the better."""
+    base = {"train": {"nmse": 0.04}, "id": {"nmse": 0.05}, "ood": {"nmse": 0.1}}
+    with RunStore(paths.default_db_path()) as store:
+        found = add_run(store, seed=1, metrics={**base, "symbolic": {"equivalent": True, "reason": "same law"}})
+        missed = add_run(store, seed=2, metrics={**base, "symbolic": {"equivalent": False, "reason": "other"}})
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    dialog = win.compare_runs(found, missed)
+    labels = [dialog.metrics.verticalHeaderItem(r).text() for r in range(dialog.metrics.rowCount())]
+    sa_row = labels.index("SA")
+    assert not dialog.metrics.isRowHidden(sa_row)
+    cells = [dialog.metrics.item(sa_row, c).text() for c in range(2)]
+    assert cells[0] != cells[1] and all(cells)
+    assert "SA" in dialog.highlighted() and dialog.highlighted()["SA"] == 0
+    dialog.close()
+    for scorer in (win.scorer, *win._compare_scorers):
+        scorer.cancel()
+    qtbot.waitUntil(lambda: not win.loader.busy() and not any(
+        s.busy() for s in (win.scorer, *win._compare_scorers)), timeout=30000)
