@@ -13,8 +13,10 @@ model, the scored candidates and the fit are exactly those of the stored run.
 Everything comes from the store: a recorded LLM run replays with no network and no key.
 
 The demo refuses to start while a run is going; starting a run during a demo ends the demo, as
-do opening a run from the history (that run is shown) and picking another task (the run's panels
-are cleared for it). End demo shows the whole run. Closing the window stops the timers.
+do opening a stored run in any way (the history, File ▸ Recent runs, the project panel: that run
+is shown) and picking another task (the run's panels are cleared for it). End demo shows the
+whole run. Presentation mode and View ▸ Reset layout restore saved layouts; the bar follows the
+demo, not those layouts. Closing the window stops the timers.
 """
 
 from __future__ import annotations
@@ -107,7 +109,15 @@ class DemoController(QObject):
         if isinstance(extra, list):
             extra.append(self.history_action)
 
-        window.history.run_selected.connect(self._on_history_run)
+        # Every way of opening a stored run (the history, File ▸ Recent runs, the project panel)
+        # goes through MainWindow.open_run, which says so before it changes the panels.
+        window.run_opened.connect(self._on_run_opened)
+        # Presentation mode puts back the whole window layout it saved on entering (toolbars
+        # included), and View ▸ Reset layout puts back the first one: either can hide the bar of
+        # a running demo or bring back the bar of one that has ended. Both signals come after the
+        # layout was restored, so the bar is set again from the demo's own state.
+        window.appearance.presentation_changed.connect(lambda _on: self._sync_toolbar())
+        window.layout_reset.connect(self._sync_toolbar)
         window.browser.task_selected.connect(self._on_task_selected)
         window.run_panel.start_requested.connect(lambda *_a: self._on_run_starting())
         window.controller.started.connect(lambda _e: self._on_run_starting())
@@ -288,10 +298,16 @@ class DemoController(QObject):
 
     # ------------------------------------------------------------------ what ends a demo
 
-    def _on_history_run(self, run_id: str) -> None:
-        # The window has already opened that run (it is connected first): the demo just ends.
+    def _on_run_opened(self, _run_id: str) -> None:
+        # The user opened a stored run (this one or another): the window shows it and the demo
+        # ends, leaving the panels to it. The demo's own open_run (the end of the replay, End
+        # demo) is not the user's.
         if self.is_active() and not self._own_moves:
             self.end()
+
+    def _sync_toolbar(self) -> None:
+        """The bar shows exactly while a demo is on, whatever layout was just restored."""
+        self.toolbar.setVisible(self.is_active())
 
     def _on_task_selected(self, task_id: str) -> None:
         if not self.is_active() or self._own_moves:

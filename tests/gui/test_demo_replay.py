@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import socket
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from engine.store import RunStore  # noqa: E402
 from engine.tasks import registry  # noqa: E402
 from tests.gui.llm_events import run_events  # noqa: E402
 from tests.gui.stored_runs import FRONT, LINEAR, MATSCI1, TRUTH  # noqa: E402
+from viewers.loss_plot import LOSS_FLOOR  # noqa: E402
 
 CKR1 = "llmsrbench/lsr-synth/chemistry/CKR1"
 METRICS = {"train": {"nmse": 0.04, "acc_0.1": 0.0}, "id": {"nmse": 0.05, "acc_0.1": 0.0},
@@ -105,6 +107,21 @@ def gp_run(store: RunStore) -> str:
     items = list(execute(task, "gp", config, m.RunContext(), store))
     assert items[-1].status == "finished"
     return items[-1].run_id
+
+
+def _late_end(writer, hours: float = 1.0):
+    """``writer``'s run, saved as finished an hour after its last record (its final scoring took
+    that long): playing stops for a long time on the step before the result, so a test can look
+    at what the steps alone built before the replay opens the stored run."""
+
+    def write(store: RunStore) -> str:
+        run_id = writer(store)
+        with store.conn:
+            store.conn.execute("UPDATE runs SET finished_at = finished_at + ? WHERE id=?", (hours * 3600, run_id))
+        return run_id
+
+    write.__name__ = f"late_{writer.__name__}"
+    return write
 
 
 def failed_run(store: RunStore) -> str:
@@ -484,3 +501,218 @@ def test_the_run_history_menu_offers_the_demo(make_window, qtbot):
     entry.trigger()
     qtbot.waitUntil(lambda: win.demo.timeline is not None, timeout=15000)
     assert win.demo.timeline.run_id == run_id and win.demo.toolbar.isVisible()
+
+
+# ------------------------------------------------------------------------------ the steps alone
+
+
+def _stored(win, run_id: str) -> dict:
+    """What the store holds of a run, in the shapes the panels show it."""
+    with RunStore(win.db_path) as store:
+        progress = store.progress(run_id)
+        front = store.last_front(run_id)
+        calls = store.llm_calls(run_id)
+        hypotheses = store.events(run_id, "hypothesis")
+    # LossPlot leaves out losses that are not finite and draws the others no lower than its floor.
+    points = [(float(p["iteration"]), max(float(p["best_loss"]), LOSS_FLOOR)) for p in progress
+              if p.get("best_loss") is not None and math.isfinite(float(p["best_loss"]))]
+    return {"x": np.array([x for x, _ in points]), "y": np.array([y for _, y in points]),
+            "rows": [(c["expression"], c["complexity"], c["loss"]) for c in front],
+            "calls": [c["seq"] for c in calls], "hypotheses": len(hypotheses)}
+
+
+def _llm_tree(win) -> Counter:
+    # Calls with their hypotheses; hypotheses of no call are listed among the calls live and
+    # after them in a stored run, so the tree is compared as a multiset.
+    return Counter((n.kind, n.data.get("seq"), n.data.get("status"), len(n.children))
+                   for n in win.llm_panel.model.tops())
+
+
+def _assert_every_step_shown(qtbot, win, stored: dict, opened: dict) -> None:
+    """The step before the result: every progress point, the last front and every LLM call and
+    hypothesis are on show, built by the replay's steps (the stored run is not opened yet)."""
+    qtbot.waitUntil(lambda: win.llm_panel.pending() == 0, timeout=5000)
+    x, y = win.loss.data()
+    np.testing.assert_array_equal(x, stored["x"])
+    np.testing.assert_array_equal(y, stored["y"])
+    assert [(r["expression"], r["complexity"], r["loss"]) for r in win.candidates.rows()] == stored["rows"]
+    assert win.result.equation.text() == WAITING_RESULT and win.fit.current is None
+    assert win.candidates.chosen_row() is None
+    if stored["calls"] or stored["hypotheses"]:
+        calls = sorted(n.data.get("seq") for n in win.llm_panel.model.tops() if n.kind == "call")
+        assert calls == stored["calls"]
+        assert _llm_tree(win) == opened["llm_tree"]
+        assert win.llm_panel.row_count() == opened["llm"][2]
+
+
+@pytest.mark.parametrize("writer", [_late_end(slow_run), _late_end(llm_run), _late_end(gp_run)],
+                         ids=["hand-written", "llm", "real-gp"])
+def test_the_step_before_the_end_shows_every_recorded_step(make_window, qtbot, writer):
+    """The last step opens the stored run, so comparing the end with opening the run cannot
+    catch a step applied wrongly: the step before it is compared with the store itself, reached
+    by playing, by dragging forward and by dragging back from the end."""
+    win, (run_id,) = make_window(writer)
+    _open_from_history(qtbot, win, run_id)
+    _settle(qtbot, win)
+    opened = _snapshot(win)
+    opened["llm_tree"] = _llm_tree(win)
+    stored = _stored(win, run_id)
+    assert stored["x"].size > 0 and stored["rows"]
+    assert (win.llm_panel.row_count() > 0) == bool(stored["calls"])
+
+    _start_demo(qtbot, win)
+    demo, bar = win.demo, win.demo.bar
+    last = len(demo.timeline) - 1
+    assert demo.timeline.steps[last].kind == "result"
+
+    # Played: the result is an hour of run time after the step before it.
+    bar.set_speed("30×")
+    qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: demo.position == last, timeout=60000)
+    qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)  # Pause
+    assert demo.position == last and not demo.is_playing()
+    _assert_every_step_shown(qtbot, win, stored, opened)
+
+    # Dragged from the start to there (the steps applied in one go).
+    bar.slider.setValue(0)
+    qtbot.waitUntil(lambda: demo.position == 0, timeout=5000)
+    assert win.loss.point_count() == 0
+    bar.slider.setValue(last)
+    qtbot.waitUntil(lambda: demo.position == last, timeout=5000)
+    _assert_every_step_shown(qtbot, win, stored, opened)
+
+    # Dragged back from the end (the state rebuilt from the timeline).
+    qtbot.keyClick(bar.slider, Qt.Key.Key_End)
+    qtbot.waitUntil(lambda: demo.position == last + 1, timeout=5000)
+    _settle(qtbot, win)
+    _assert_same(_snapshot(win), opened)
+    bar.slider.setValue(last)
+    qtbot.waitUntil(lambda: demo.position == last, timeout=5000)
+    _assert_every_step_shown(qtbot, win, stored, opened)
+    assert f"step {last} / {last + 1}" in bar.time_label.text()
+
+
+# ------------------------------------------------------------------------------ other ways in and out
+
+
+def test_presentation_mode_leaves_the_bar_to_the_demo(make_window, qtbot):
+    """Presentation mode restores the layout it saved on entering, toolbars included: the bar
+    must still follow the demo, not that layout."""
+    win, (run_id,) = make_window(slow_run)
+    present = win.appearance.presentation_action
+    demo, bar = win.demo, win.demo.bar
+    _open_from_history(qtbot, win, run_id)
+
+    # F5, a demo, F5: the demo goes on, with its bar.
+    present.trigger()
+    assert win.appearance.presenting
+    _start_demo(qtbot, win)
+    present.trigger()
+    assert not win.appearance.presenting
+    assert demo.is_active() and demo.toolbar.isVisible()
+    assert not demo.toolbar.toggleViewAction().isVisible()  # the bar is the demo's, not a View entry
+    qtbot.mouseClick(bar.forward_button, Qt.MouseButton.LeftButton)
+    assert demo.position == 1
+
+    # F5 during the demo, End demo, F5: no bar of the ended demo comes back.
+    present.trigger()
+    assert win.appearance.presenting and demo.toolbar.isVisible()
+    qtbot.mouseClick(bar.close_button, Qt.MouseButton.LeftButton)
+    assert not demo.is_active() and not demo.toolbar.isVisible()
+    present.trigger()
+    assert not win.appearance.presenting
+    assert not demo.is_active() and not demo.toolbar.isVisible()
+    _settle(qtbot, win)
+    assert win.displayed_run == run_id and win.loss.point_count() == 40  # End demo showed the run
+
+
+def test_reset_layout_leaves_the_bar_to_the_demo(make_window, qtbot):
+    win, (run_id,) = make_window(slow_run)
+    reset = next(a for a in win.menus["view"].actions() if a.text() == "Reset &layout")
+    demo, bar = win.demo, win.demo.bar
+    _open_from_history(qtbot, win, run_id)
+    _start_demo(qtbot, win)
+    reset.trigger()
+    assert demo.is_active() and demo.toolbar.isVisible()
+    qtbot.mouseClick(bar.forward_button, Qt.MouseButton.LeftButton)
+    assert demo.position == 1
+
+    # Whatever the first layout holds: here one taken while a demo's bar was on show.
+    win._default_state = win.saveState()
+    qtbot.mouseClick(bar.close_button, Qt.MouseButton.LeftButton)
+    assert not demo.toolbar.isVisible()
+    reset.trigger()
+    assert not demo.is_active() and not demo.toolbar.isVisible()
+    _settle(qtbot, win)
+
+
+def test_opening_a_recent_or_project_run_ends_the_demo(make_window, qtbot, monkeypatch):
+    """File ▸ Recent runs and the project panel open runs without the history's signal; the demo
+    ends all the same and does not take the window back at its end."""
+    from PySide6.QtWidgets import QMessageBox
+
+    win, (slow, other) = make_window(slow_run, llm_run)
+    # The project made here is never saved: closing the window asks about it, and is answered
+    # Discard (the window is closed in this test, whatever happens, while the answer holds).
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(
+        lambda _parent, _title, text, *_a, **_k: asked.append(text) or QMessageBox.StandardButton.Discard))
+    try:
+        _check_recent_and_project_runs(qtbot, win, slow, other)
+    finally:
+        win.close()
+    assert len(asked) == 1 and not win.isVisible()
+
+
+def _check_recent_and_project_runs(qtbot, win, slow: str, other: str) -> None:
+    demo = win.demo
+    _open_from_history(qtbot, win, other)  # now in File ▸ Recent runs
+    qtbot.mouseClick(win.session.panel.runs.add_button, Qt.MouseButton.LeftButton)  # and in the project
+    assert win.session.panel.run_ids() == [other]
+    _settle(qtbot, win)
+    other_points = len(RunStore(win.db_path).progress(other))
+    _open_from_history(qtbot, win, slow)
+
+    def play_demo():
+        _start_demo(qtbot, win)
+        demo.set_speed("10×")
+        qtbot.mouseClick(demo.bar.play_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: win.loss.point_count() >= 3, timeout=20000)
+
+    def assert_other_stays():
+        assert not demo.is_active() and not demo.timer.isActive() and not demo.toolbar.isVisible()
+        assert win.displayed_run == other
+        _settle(qtbot, win)
+        # 2.5 s at 10× is the rest of the 20-second run: its end would have opened it again.
+        qtbot.wait(2500)
+        assert win.displayed_run == other and win.loss.point_count() == other_points
+        assert win.llm_panel.row_count() > 0
+
+    play_demo()
+    win.session.recent_runs_menu.aboutToShow.emit()  # opening the menu fills it
+    entry = next(a for a in win.session.recent_run_actions() if a.data() == other)
+    entry.trigger()
+    assert_other_stays()
+
+    _open_from_history(qtbot, win, slow)
+    play_demo()
+    runs = win.session.panel.runs.list
+    runs.setCurrentRow(0)
+    qtbot.keyClick(runs, Qt.Key.Key_Return)  # Enter (or a double-click) opens the entry
+    assert_other_stays()
+
+
+def test_the_demo_does_not_use_escape(make_window, qtbot):
+    """While presenting, Esc is the window's key to leave presentation mode: nothing of the demo
+    (its menu entries, its bar and the bar's controls) may take Esc."""
+    from PySide6.QtGui import QAction, QKeySequence, QShortcut
+
+    win, _ids = make_window(slow_run)
+    demo = win.demo
+    esc = QKeySequence(Qt.Key.Key_Escape)
+    objects = [demo.action, demo.history_action]
+    for root in (demo, demo.toolbar):
+        objects += root.findChildren(QAction) + root.findChildren(QShortcut)
+    keys = [k for o in objects for k in (o.shortcuts() if isinstance(o, QAction) else [o.key()])]
+    assert esc not in keys
+    assert demo.action.shortcut() == QKeySequence(SHORTCUT)
