@@ -277,7 +277,7 @@ class Appearance(QObject):
                 w.show()
             self._hidden_status = []
             if self._saved_state is not None:
-                window.restoreState(self._saved_state)
+                window.restore_dock_state(self._saved_state)
             self._saved_state = None
         if self.presentation_action.isChecked() != on:
             self.presentation_action.setChecked(on)  # when called directly, not from the menu

@@ -367,12 +367,47 @@ class MainWindow(QMainWindow):
         if isinstance(geometry, QByteArray):
             self.restoreGeometry(geometry)
         if isinstance(state, QByteArray):
-            self.restoreState(state)
+            self.restore_dock_state(state)
 
     def _reset_layout(self) -> None:
         if getattr(self, "_default_state", None) is not None:
-            self.restoreState(self._default_state)
+            self.restore_dock_state(self._default_state)
             self.layout_reset.emit()
+
+    def restore_dock_state(self, state: QByteArray) -> bool:
+        """``restoreState``, then hide the tab bars Qt 6 leaves behind. Restoring a layout whose
+        tabbed docks differ from the current ones makes new tab bars but leaves the old ones
+        visible where they were, drawn over the panels (seen on leaving presentation mode and on
+        Reset layout, PySide6 6.11)."""
+        done = self.restoreState(state)
+        self.layout().activate()  # the docks' new geometry, now rather than at the next event
+        self._hide_stale_tab_bars()
+        return done
+
+    def _hide_stale_tab_bars(self) -> None:
+        """A dock tab bar is live when it sits right against a visible docked panel whose title is
+        one of its tabs, as wide as the panel; any other visible tab bar of the window is a
+        leftover and is hidden."""
+        from PySide6.QtWidgets import QTabBar
+
+        docks = [d for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
+        for bar in self.findChildren(QTabBar):
+            if bar.parent() is not self or not bar.isVisible():
+                continue
+            titles = {bar.tabText(i).replace("&", "") for i in range(bar.count())}
+            rect = bar.geometry()
+            live = False
+            for dock in docks:
+                if dock.windowTitle() not in titles:
+                    continue
+                g = dock.geometry()
+                touching = abs(rect.top() - g.bottom() - 1) <= 4 or abs(rect.bottom() + 1 - g.top()) <= 4
+                aligned = abs(rect.left() - g.left()) <= 6 and abs(rect.width() - g.width()) <= 12
+                if touching and aligned:
+                    live = True
+                    break
+            if not live:
+                bar.hide()
 
     def _about(self) -> None:
         from engine import __version__

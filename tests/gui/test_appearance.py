@@ -254,3 +254,62 @@ def test_reset_layout_while_presenting_keeps_the_presentation_layout(window, qtb
     assert set(MAIN_DOCKS) <= _open_docks(window)
     _press(qtbot, window, Qt.Key.Key_F5)
     assert not window.appearance.presenting and _open_docks(window) == before
+
+
+_STALE_TAB_BARS_SCRIPT = """
+import os, sys, time
+sys.path.insert(0, os.getcwd())
+from PySide6.QtWidgets import QTabBar
+from app.application import create_app
+from app.main_window import MainWindow
+
+app = create_app()
+win = MainWindow()
+win.resize(1400, 850)
+win.show()
+
+def pump(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.01)
+
+def visible_bars():
+    return sum(1 for b in win.findChildren(QTabBar) if b.parent() is win and b.isVisible())
+
+while not win.tasks:
+    pump(0.1)
+win.browser.select_task("llmsrbench/lsr-synth/material_science/MatSci1")
+pump(1.0)
+counts = [visible_bars()]
+for _ in range(2):
+    win.appearance.set_presentation(True)
+    pump(0.5)
+    win.appearance.set_presentation(False)
+    pump(0.5)
+    counts.append(visible_bars())
+win._reset_layout()
+pump(0.5)
+counts.append(visible_bars())
+print("BARS", *counts)
+win.close()
+"""
+
+
+def test_no_stale_tab_bars_after_presentation_or_reset(tmp_path):
+    """Qt 6 leaves the old dock tab bars on screen after restoreState (leaving presentation mode,
+    Reset layout), drawn over the panels; the window hides them. Run in a fresh process: the
+    leftover shows in a window that has only ever had this layout (before the fix: 1 2 3 4)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "KEPLERLAB_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen",
+           "KEPLERLAB_NO_WELCOME": "1"}
+    done = subprocess.run([sys.executable, "-c", _STALE_TAB_BARS_SCRIPT], cwd=Path(__file__).resolve().parents[2],
+                          env=env, capture_output=True, text=True, timeout=300)
+    line = next((ln for ln in done.stdout.splitlines() if ln.startswith("BARS")), None)
+    assert line is not None, done.stdout + done.stderr
+    counts = [int(n) for n in line.split()[1:]]
+    assert counts[0] >= 1 and counts == [counts[0]] * len(counts), counts
