@@ -451,6 +451,15 @@ def equation(x, t, v, params):
 # ------------------------------------------------------------------------------ the shots
 
 
+@shot("welcome", "The first-run welcome tour, step 1 of 3, over the window as it first opens")
+def _welcome(s: Studio):
+    win = s.window
+    win.welcome.open()
+    s.later(lambda: win.welcome.close("skipped"))
+    s.pump(0.8)
+    return win
+
+
 @shot("main-window", "The main window after a genetic-programming run: fit, Pareto front, candidates, result")
 def _main_window(s: Studio):
     win = s.window
@@ -809,21 +818,12 @@ def _project(s: Studio):
         "Two GP runs on the normal density (Feynman I.6.2a), one with exp among the operators and one "
         "with + − × ÷ only.\n\nBoth fit the training range; open each run's Fit tab and compare the "
         "orange out-of-domain points. Which one would you trust for σ = 3?\n\nThen try the "
-        "chemistry task: can you find the rate law before revealing it?")
+        "nonlinear oscillator (PO1): can you find its law before revealing it?")
     # Saved (to the throw-away home), as a user would before sharing it; the panel says where.
     session.save_to(s.home / "week-3.klab")
     s.wait(lambda: not session.busy() and not win.isWindowModified(), "the project to be saved", 60)
     s.later(session.new_project)
     return s.float_dock("project", 900, 620)
-
-
-@shot("welcome", "The first-run welcome tour, step 1 of 3, over the window")
-def _welcome(s: Studio):
-    win = s.window
-    win.welcome.open()
-    s.later(lambda: win.welcome.close("skipped"))
-    s.pump(0.8)
-    return win
 
 
 # ------------------------------------------------------------------------------ running

@@ -9,11 +9,20 @@ import threading
 from app.application import collect_garbage_on_gui_thread, collect_if_due, create_app
 
 
+N = 5000  # cycles: several times the collector's first threshold (700)
+
+
 def test_automatic_collection_is_off_and_the_gui_timer_collects(qtbot):
     app = create_app()
     collect_garbage_on_gui_thread(app)
     assert not gc.isenabled()
     assert app._keplerlab_gc_timer.isActive()
+    # The collector counts allocations minus deallocations, so windows of earlier tests being
+    # deleted now could cancel out this test's garbage: let them go first.
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    qtbot.wait(600)
     collected: list[str] = []
 
     class Cycle:
@@ -24,7 +33,7 @@ def test_automatic_collection_is_off_and_the_gui_timer_collects(qtbot):
             collected.append(threading.current_thread().name)
 
     def make_garbage():
-        for _ in range(2000):
+        for _ in range(N):
             Cycle()
 
     worker = threading.Thread(target=make_garbage, name="worker")
@@ -32,7 +41,7 @@ def test_automatic_collection_is_off_and_the_gui_timer_collects(qtbot):
     worker.join()
     assert "worker" not in collected  # nothing was collected on the worker thread
     gc.set_threshold(*gc.get_threshold())
-    qtbot.waitUntil(lambda: len(collected) >= 2000, timeout=5000)
+    qtbot.waitUntil(lambda: len(collected) >= N, timeout=10000)
     assert set(collected) == {threading.main_thread().name}
     collect_if_due()
 
