@@ -101,13 +101,11 @@ class DemoController(QObject):
         self.action.setToolTip("Replay the selected run as it happened, with play, pause and a slider")
         self.action.triggered.connect(lambda: self.start())
         window.menus["run"].addAction(self.action)
-        # The run history's right-click menu offers it too, when the history takes extra entries.
+        # The run history's right-click menu offers it too.
         self.history_action = QAction("Demo replay of this run", window)
         self.history_action.setStatusTip(self.action.statusTip())
         self.history_action.triggered.connect(lambda: self.start())
-        extra = getattr(window.history, "context_actions", None)
-        if isinstance(extra, list):
-            extra.append(self.history_action)
+        window.history.context_actions.append(self.history_action)
 
         # Every way of opening a stored run (the history, File ▸ Recent runs, the project panel)
         # goes through MainWindow.open_run, which says so before it changes the panels.

@@ -210,6 +210,7 @@ class MainWindow(QMainWindow):
 
         self.appearance = appearance.install(self)
         self.session = session.install(self, restore=restore_layout)  # its dock is in the default layout
+        self.docks["detail"].raise_()  # the Task tab in front (a newly tabified dock comes first)
         self._restore_layout()
         self.demo = demo.install(self)
         self.welcome = welcome.install(self, first_run=restore_layout)
@@ -382,6 +383,7 @@ class MainWindow(QMainWindow):
         done = self.restoreState(state)
         self.layout().activate()  # the docks' new geometry, now rather than at the next event
         self._hide_stale_tab_bars()
+        QTimer.singleShot(0, self, self._hide_stale_tab_bars)  # and once more when all has settled
         return done
 
     def _hide_stale_tab_bars(self) -> None:

@@ -97,10 +97,9 @@ class Welcome(QObject):
         self.action.setStatusTip("A three-step tour through one discovery: pick a task, run, reveal the law")
         self.action.setToolTip("Open the welcome tour at its first step")
         self.action.triggered.connect(lambda: self.open(PICK))
-        help_menu = window.menus.get("help") if hasattr(window, "menus") else None
-        if help_menu is not None:
-            first = help_menu.actions()[0] if help_menu.actions() else None
-            help_menu.insertAction(first, self.action)
+        help_menu = window.menus["help"]
+        first = help_menu.actions()[0] if help_menu.actions() else None
+        help_menu.insertAction(first, self.action)  # the first entry of Help
 
         self.card.action_clicked.connect(self._on_action)
         self.card.back_clicked.connect(lambda: self.go(max(PICK, self.page - 1)))

@@ -256,6 +256,17 @@ class Studio:
               flush=True)
         return new[0]
 
+    def gp_panel(self) -> None:
+        """The run panel showing genetic programming with its defaults (an earlier shot may have
+        left another method there), for pictures of a GP run."""
+        from engine import methods
+
+        win = self.window
+        win.run_panel.select_method("gp")
+        for name, value in methods.get_method("gp").default_config().items():
+            if name in win.run_panel.editors:
+                win.run_panel.set_value(name, value)
+
     def open_run(self, run_id: str) -> None:
         """Show a stored run (as a click in the run history does) and wait until it is drawn."""
         win = self.window
@@ -764,6 +775,7 @@ def _shortcuts(s: Studio):
 @shot("presentation", "View ▸ Presentation mode (F5): large text, thick lines, the secondary panels hidden")
 def _presentation(s: Studio):
     win = s.window
+    s.gp_panel()
     s.open_run(s.gp_run())
     win.docks["fit"].raise_()
     win.progress_tabs.setCurrentWidget(win.pareto)
@@ -776,6 +788,7 @@ def _presentation(s: Studio):
 @shot("dark-theme", "View ▸ Theme ▸ Dark, after a genetic-programming run")
 def _dark_theme(s: Studio):
     win = s.window
+    s.gp_panel()
     s.open_run(s.gp_run())
     win.docks["fit"].raise_()
     win.progress_tabs.setCurrentWidget(win.loss)
@@ -788,6 +801,7 @@ def _dark_theme(s: Studio):
 @shot("demo-replay", "Run ▸ Demo replay…: a stored run played back, here about halfway through")
 def _demo_replay(s: Studio):
     win = s.window
+    s.gp_panel()
     run_id = s.gp_run()
     s.open_run(run_id)
     if not win.demo.start(run_id):

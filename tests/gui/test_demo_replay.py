@@ -489,8 +489,6 @@ def test_the_bar_follows_the_application_font(make_window, qtbot):
 
 def test_the_run_history_menu_offers_the_demo(make_window, qtbot):
     win, (run_id,) = make_window(slow_run)
-    if not hasattr(win.history, "context_actions"):
-        pytest.skip("the run history has no hook for extra context-menu entries yet")
     _open_from_history(qtbot, win, run_id)
     row = win.history.run_ids().index(run_id)
     rect = win.history.table.visualRect(win.history.table.model().index(row, 1))

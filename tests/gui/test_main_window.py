@@ -279,3 +279,18 @@ def test_first_screen_explains_what_to_do_and_the_last_task_comes_back(qtbot, is
     assert again.run_panel.start_button.isEnabled()
     again.close()
     again.loader.wait_all()
+
+
+def test_the_task_tab_is_in_front_in_a_window_without_a_saved_layout(qtbot, isolated_home):
+    """The self-test and the screenshot script open windows that restore nothing."""
+    create_app()
+    win = MainWindow(restore_layout=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    from PySide6.QtWidgets import QTabBar
+
+    bars = [b for b in win.findChildren(QTabBar) if b.parent() is win and b.isVisible()]
+    assert [b.tabText(b.currentIndex()) for b in bars] == ["Task"]  # not the Project tab added last
+    win.close()
+    win.loader.wait_all()
