@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox, QStackedWidget,
                                QTabWidget, QWidget)
@@ -217,6 +217,7 @@ class MainWindow(QMainWindow):
         self.refresh_history()
         # The catalog is read off the GUI thread so the window is interactive at once.
         self.loader.request("catalog", registry.all_tasks)
+        self._stale_check_queued = False  # from now on every relayout looks for leftover tab bars
 
     # ------------------------------------------------------------------ construction
 
@@ -386,11 +387,21 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self, self._hide_stale_tab_bars)  # and once more when all has settled
         return done
 
+    def event(self, event) -> bool:
+        # Any relayout of the docks (restoring a state, a theme's new fonts, a dock moved) can
+        # leave an old tab bar on screen: look once the layout has settled (cheap: a few bars).
+        if event.type() == QEvent.Type.LayoutRequest and not self.__dict__.get("_stale_check_queued", True):
+            self._stale_check_queued = True
+            QTimer.singleShot(0, self, self._hide_stale_tab_bars)
+        return super().event(event)
+
     def _hide_stale_tab_bars(self) -> None:
         """A dock tab bar is live when it sits right against a visible docked panel whose title is
         one of its tabs, as wide as the panel; any other visible tab bar of the window is a
         leftover and is hidden."""
         from PySide6.QtWidgets import QTabBar
+
+        self._stale_check_queued = False
 
         docks = [d for d in self.findChildren(QDockWidget) if d.isVisible() and not d.isFloating()]
         for bar in self.findChildren(QTabBar):
