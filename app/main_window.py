@@ -383,8 +383,7 @@ class MainWindow(QMainWindow):
         Reset layout, PySide6 6.11)."""
         done = self.restoreState(state)
         self.layout().activate()  # the docks' new geometry, now rather than at the next event
-        self._hide_stale_tab_bars()
-        QTimer.singleShot(0, self, self._hide_stale_tab_bars)  # and once more when all has settled
+        self._hide_stale_tab_bars()  # (event() looks again after any later relayout)
         return done
 
     def event(self, event) -> bool:

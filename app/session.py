@@ -415,36 +415,29 @@ class Session(QObject):
         return f"{task.name} · {group}", f"{task.title}\n{task_id}"
 
     def _rebuild_recent_runs(self) -> None:
-        menu = self.recent_runs_menu
-        menu.clear()
-        for run_id in self.recent_runs:
-            label, tip = self.run_label(run_id)
-            act = menu.addAction(label.replace("&", "&&"))
-            act.setData(run_id)
-            act.setToolTip(tip)
-            act.triggered.connect(lambda _c=False, r=run_id: self.open_recent_run(r))
-        if not self.recent_runs:
-            menu.addAction("No runs yet").setEnabled(False)
-        menu.addSeparator()
-        clear = menu.addAction("Clear list")
-        clear.setEnabled(bool(self.recent_runs))
-        clear.triggered.connect(self.clear_recent_runs)
+        self._fill_recent(self.recent_runs_menu, self.recent_runs, self.run_label, self.open_recent_run,
+                          "No runs yet", self.clear_recent_runs)
 
     def _rebuild_recent_tasks(self) -> None:
-        menu = self.recent_tasks_menu
+        self._fill_recent(self.recent_tasks_menu, self.recent_tasks, self.task_label, self.show_task,
+                          "No tasks yet", self.clear_recent_tasks)
+
+    @staticmethod
+    def _fill_recent(menu: QMenu, ids: list[str], label_of, open_one, empty: str, clear_list) -> None:
+        """A File ▸ Recent … menu: one entry per id (newest first), then Clear list."""
         menu.clear()
-        for task_id in self.recent_tasks:
-            label, tip = self.task_label(task_id)
+        for item_id in ids:
+            label, tip = label_of(item_id)
             act = menu.addAction(label.replace("&", "&&"))
-            act.setData(task_id)
+            act.setData(item_id)
             act.setToolTip(tip)
-            act.triggered.connect(lambda _c=False, t=task_id: self.show_task(t))
-        if not self.recent_tasks:
-            menu.addAction("No tasks yet").setEnabled(False)
+            act.triggered.connect(lambda _c=False, i=item_id: open_one(i))
+        if not ids:
+            menu.addAction(empty).setEnabled(False)
         menu.addSeparator()
         clear = menu.addAction("Clear list")
-        clear.setEnabled(bool(self.recent_tasks))
-        clear.triggered.connect(self.clear_recent_tasks)
+        clear.setEnabled(bool(ids))
+        clear.triggered.connect(clear_list)
 
     def recent_run_actions(self) -> list[QAction]:
         """The entries of File ▸ Recent runs that open a run."""
