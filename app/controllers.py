@@ -137,9 +137,10 @@ class RunController(QObject):
     def is_running(self) -> bool:
         return self.job is not None and self.job.is_running()
 
-    def start(self, task: Task, method: str, config: dict, judge=None) -> None:
+    def start(self, task: Task, method: str, config: dict, judge=None, resume: str | None = None) -> None:
         """Run ``method`` on ``task`` off the GUI thread; ``judge`` (LLMSettings) also asks the
-        LLM judge about the final model."""
+        LLM judge about the final model. ``resume`` continues that interrupted run instead of
+        starting a new one (engine.resume; ``config`` is then the stored one)."""
         if self.is_running():
             raise RuntimeError("a run is already going")
         self.task = task
@@ -151,7 +152,7 @@ class RunController(QObject):
             store = RunStore(db_path)
             try:
                 result = None
-                for item in execute(task, method, config, context, store, judge=judge):
+                for item in execute(task, method, config, context, store, judge=judge, resume=resume):
                     if isinstance(item, RunFinished):
                         result = item
                     yield item

@@ -238,7 +238,6 @@ def _check_range(p: m.Param, value: float) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .runner import RunFinished, execute
 
     task = _task(args.task)
     try:
@@ -258,6 +257,41 @@ def cmd_run(args: argparse.Namespace) -> int:
             _check_range(params[name], config[name])
     config.update(_llm_config(args, method))
     judge = _judge_settings(args, config)
+    return _execute_and_report(args, task, method, config, judge)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue an interrupted run (engine.resume): same run id, the budget it had left."""
+    from .resume import ResumeError, load
+
+    try:
+        with RunStore(args.db) as store:
+            if args.run_id is None:
+                runs = store.interrupted_runs()
+                for r in runs:
+                    started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.started_at))
+                    print(f"{r.id}  {started}  {r.method:<4} {r.task_id}")
+                _err(f"{len(runs)} interrupted runs" + ("; resume one with: keplerlab resume RUN_ID" if runs else ""))
+                return EXIT_OK
+            state = load(store, args.run_id)
+    except (StoreError, ResumeError) as exc:
+        _err(f"error: {exc}")
+        return EXIT_FAILURE
+    task = _task(state.task_id)
+    try:
+        method = m.get_method(state.method)
+    except m.UnknownMethodError as exc:
+        raise UsageError(str(exc)) from None
+    _err(f"resuming run {state.run_id}: {state.describe()}")
+    return _execute_and_report(args, task, method, state.config, None, resume=state.run_id)
+
+
+def _execute_and_report(args: argparse.Namespace, task, method: m.Method, config: dict, judge,
+                        resume: str | None = None) -> int:
+    """Run (or resume) a method with progress on stderr and the result on stdout."""
+    from .resume import ResumeError
+    from .runner import RunFinished, execute
+
     context = m.RunContext()
 
     def on_interrupt(signum, frame):
@@ -274,7 +308,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         _err(f"{method.label} on {task.id}")
         last_report = 0.0
-        for event in execute(task, method.name, config, context, store, judge=judge, chamfer_variant=args.chamfer):
+        for event in execute(task, method.name, config, context, store, judge=judge, chamfer_variant=args.chamfer,
+                             resume=resume):
             if isinstance(event, m.Progress):
                 now = time.monotonic()
                 if now - last_report >= 1.0 and not args.quiet:
@@ -289,7 +324,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 _err(f"  LLM call failed (attempt {event.attempts}): {event.error}")
             elif isinstance(event, RunFinished):
                 result = event
-    except (ValueError, StoreError) as exc:
+    except (ValueError, StoreError, ResumeError) as exc:
         _err(f"error: {exc}")
         return EXIT_FAILURE
     finally:
@@ -871,6 +906,14 @@ def build_parser() -> argparse.ArgumentParser:
     llm.add_argument("--llm-judge", action="store_true",
                      help="also ask the LLM whether the final model matches the ground truth (the papers' judge)")
     run.set_defaults(func=cmd_run)
+
+    res = sub.add_parser("resume", help="continue an interrupted run (no RUN_ID: list the interrupted runs)")
+    res.add_argument("run_id", nargs="?", metavar="RUN_ID", help="the run's id (keplerlab runs list shows it)")
+    res.add_argument("--db", help="run store path (default: the user data directory)")
+    res.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    res.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    res.add_argument("--chamfer", choices=("paper", "code"), default="paper", help=argparse.SUPPRESS)
+    res.set_defaults(func=cmd_resume)
 
     runs = sub.add_parser("runs", help="past runs in the store")
     rsub = runs.add_subparsers(dest="runs_command", parser_class=_Parser)

@@ -31,6 +31,7 @@ class RunStarted:
     method: str
     config: dict
     kind: str = "started"
+    resumed: bool = False  # the run continues after an interruption (engine.resume)
 
 
 @dataclass
@@ -117,6 +118,7 @@ def execute(
     *,
     judge: Any = None,
     chamfer_variant: str = "paper",
+    resume: str | None = None,
 ) -> Iterator[object]:
     """Run ``method_name`` on ``task``, recording everything in ``store``.
 
@@ -129,31 +131,71 @@ def execute(
 
     ``chamfer_variant`` ("paper" or "code") picks the Chamfer distance a surface task reports as
     ``chamfer``; both variants are always stored.
+
+    ``resume`` is the id of an interrupted run of ``method_name`` on ``task``: the same run goes
+    on with its stored configuration (``config`` is ignored), the budget it had left and what
+    it had found (see :mod:`engine.resume`). ``engine.resume.ResumeError`` if it cannot.
     """
     method = m.get_method(method_name)
+    state = None
+    if resume is not None:
+        from . import resume as resuming
+
+        state = resuming.load(store, resume)
+        if state.task_id != task.id or state.method != method.name:
+            raise resuming.ResumeError(f"run {resume} is {state.method} on {state.task_id}, "
+                                       f"not {method.name} on {task.id}")
+        # Parameters added to the method since the run started take their defaults.
+        known = method.default_config()
+        config = {k: v for k, v in state.config.items() if k in known}
     resolved = resolve_config(method, config)
     # A system of ODEs can be searched one equation at a time by any method for scalar laws.
     per_equation = task.kind == "ode" and "ode" not in method.kinds and "function" in method.kinds
     if task.kind not in method.kinds and not per_equation:
         raise ValueError(f"method '{method.name}' cannot run '{task.kind}' tasks")
-    if context.seconds is None and resolved.get("seconds"):
-        context.seconds = float(resolved["seconds"])
-    run_id = store.create_run(task.id, method.name, resolved, resolved.get("seed"))
-    yield RunStarted(run_id, task.id, method.name, resolved)
+    run_config = resolved  # what the method is given; the store keeps ``resolved``
+    if state is not None:
+        if state.seconds_left is not None:
+            run_config = {**resolved, "seconds": state.seconds_left}
+            context.seconds = state.seconds_left
+        store.reopen_run(state.run_id)
+        run_id = state.run_id
+        store.add_event(run_id, "resumed", state.to_event())
+    else:
+        if context.seconds is None and resolved.get("seconds"):
+            context.seconds = float(resolved["seconds"])
+        run_id = store.create_run(task.id, method.name, resolved, resolved.get("seed"))
+    yield RunStarted(run_id, task.id, method.name, resolved, resumed=state is not None)
 
-    started = time.monotonic()
+    # A resumed run's seconds count all its lives (engine.resume measures the earlier ones).
+    started = time.monotonic() - (state.elapsed if state is not None else 0.0)
     final: m.Final | None = None
+    last_error_log: str | None = None  # why an LLM run gave up on its endpoint, in the method's words
     status, error = "failed", None
+    split = (task.kind == "surface" and task.metadata.get("form") == "parametric") or per_equation
+    if state is not None:
+        if split:
+            # The parts of a split run have fronts of their own; none is picked up again.
+            note = "this run searches its parts one by one, which cannot pick up their state: it starts again"
+            store.add_event(run_id, "log", {"message": f"Resume: {note}.", "level": "warning"})
+            yield m.Log(f"Resume: {note}.", "warning")
+        else:
+            context.resume = state
+            if not getattr(method, "resumable", False):
+                note = (f"{method.name} cannot pick up its search state, so it starts its search again "
+                        "with the budget left; what it found before stays in this run's history")
+                store.add_event(run_id, "log", {"message": f"Resume: {note}.", "level": "warning"})
+                yield m.Log(f"Resume: {note}.", "warning")
     if task.kind == "surface" and task.metadata.get("form") == "parametric":
         from .surfaces.parametric import run_per_coordinate
 
-        generator = run_per_coordinate(method, task, resolved, context)
+        generator = run_per_coordinate(method, task, run_config, context)
     elif per_equation:
         from .symbolbench.equations import run_per_equation
 
-        generator = run_per_equation(method, task, resolved, context)
+        generator = run_per_equation(method, task, run_config, context)
     else:
-        generator = method.run(task, resolved, context)
+        generator = method.run(task, run_config, context)
     try:
         for event in generator:
             payload = m.base.event_payload(event)
@@ -163,6 +205,8 @@ def execute(
                 yield event
                 continue
             store.add_event(run_id, event.kind, payload)
+            if isinstance(event, m.Log) and event.level == "error":
+                last_error_log = event.message
             if isinstance(event, m.ParetoFront):
                 store.add_pareto(run_id, event.iteration, payload["candidates"])
             if isinstance(event, m.Final):
@@ -176,8 +220,16 @@ def execute(
         generator.close()
         store.finish_run(run_id, "cancelled", seconds=time.monotonic() - started, stop_reason="closed")
         raise
-    except StoreError:
+    except StoreError as exc:
         generator.close()
+        # The store failed mid-run (a full disk, say). Try once to end the run as interrupted,
+        # so that it can be resumed once the fault is fixed; if even that cannot be written,
+        # the next program to open the store marks it interrupted anyway (its process is gone).
+        try:
+            store.finish_run(run_id, "interrupted", seconds=time.monotonic() - started,
+                             stop_reason="interrupted", error=f"the run store failed: {exc}")
+        except StoreError:
+            pass
         raise
     except Exception as exc:  # a method failure must not take the app down
         generator.close()
@@ -196,6 +248,9 @@ def execute(
         result.complexity = final.complexity
         result.train_loss = final.loss
         result.stop_reason = final.stop_reason
+        if final.stop_reason == "llm-failures" and last_error_log:
+            # It finished with what it had, but the user must see why it stopped early.
+            result.error = last_error_log
         try:
             data = task.load_data()
             evaluation = evaluate(task, final.expression, data, chamfer_variant=chamfer_variant)

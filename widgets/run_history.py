@@ -54,6 +54,7 @@ def _fmt(value) -> str:
 class RunHistory(QWidget):
     run_selected = Signal(str)
     compare_requested = Signal(str, str)  # two run ids, in table order
+    runs_changed = Signal()  # set_runs showed a new list (statuses may have changed)
 
     def __init__(self, parent: QWidget | None = None):
         super().__init__(parent)
@@ -128,6 +129,11 @@ class RunHistory(QWidget):
             self.select_runs(selected)
             self.table.blockSignals(False)
         self.compare_button.setEnabled(len(self.selected_run_ids()) == 2)
+        self.runs_changed.emit()
+
+    def records(self) -> list:
+        """The RunRecords on show, newest first."""
+        return list(self._records)
 
     @staticmethod
     def _sa_item(symbolic: dict | None) -> QTableWidgetItem:

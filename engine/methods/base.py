@@ -138,6 +138,7 @@ class RunContext:
         self.max_evaluations = max_evaluations
         self.started = time.monotonic()
         self.llm_budget = None  # an LLM method's engine.llm.Budget, reported by the runner
+        self.resume = None  # an engine.resume.ResumeState when the run continues after a crash
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -64,7 +64,7 @@ import queue
 import threading
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -979,6 +979,7 @@ class GeneticProgramming:
 
     name = "gp"
     label = "Genetic programming (Operon)"
+    resumable = True  # a resumed run keeps its Pareto front (engine.resume)
     description = (
         "Evolves a population of expression trees built from the chosen operators, the task's "
         "variables and numeric constants, using Operon's fast C++ engine. Every candidate's "
@@ -1067,6 +1068,13 @@ class GeneticProgramming:
         X, y = _training_data(task)
         names = list(task.input_names)
         started = time.monotonic()
+        resume = context.resume
+        if resume is not None:
+            # A different seed, so the remaining budget explores afresh instead of replaying
+            # the first part of the interrupted search.
+            # The generation limit is the run's: what the interrupted search did counts.
+            settings = replace(settings, seed=settings.seed + 1000 * (resume.resumes + 1),
+                               generations=max(1, settings.generations - (resume.iterations + 1)))
 
         # The budget covers the whole run: the search stops early enough to leave a slice of
         # it for converting and simplifying the final model.
@@ -1081,10 +1089,23 @@ class GeneticProgramming:
             search_deadline = total_deadline - min(_SIMPLIFY_SECONDS, 0.1 * budget)
 
         scorer = _Scorer(names, X, y)
+        restored: list[_Model] = []  # the interrupted run's front, kept in this run's fronts
+        for kept in (resume.front if resume is not None else ()):
+            try:
+                parsed, loss = scorer.loss_of_text(kept["expression"])
+            except (ExpressionError, ValueError, TypeError, ZeroDivisionError, RecursionError):
+                continue
+            if math.isfinite(loss):
+                restored.append(_Model(kept["expression"], parsed, complexity(parsed), loss, loss))
+        # Generations, evaluations and seconds go on from where the interrupted run stopped.
+        offset = (resume.iterations + 1, resume.evaluations, resume.elapsed) if resume is not None else (0, 0, 0.0)
         runner = _OperonRun(X, y, settings, None if budget is None else budget)
 
         for message in warnings:
             yield Log(message, "warning")
+        if resume is not None:
+            yield Log(f"Resumed: {len(restored)} of the {len(resume.front)} models on the interrupted run's "
+                      f"Pareto front are kept; the search goes on from generation {offset[0]} with a new seed.")
         yield Log(
             f"Operon GP on {len(y)} training rows: population {settings.population_size}, up to "
             f"{settings.generations} generations, "
@@ -1097,9 +1118,9 @@ class GeneticProgramming:
         conversion_errors: list[str] = []
         conversion_errors_reported = 0
         state = {"version": -1}
-        front: list[_Model] = []
+        front: list[_Model] = _front(restored) if restored else []
         shown: tuple = ()
-        best_loss = math.inf
+        best_loss = min((m.loss for m in restored), default=math.inf)
         stop_reason: str | None = None
         last: _Snapshot | None = None
         last_generation = -1
@@ -1131,7 +1152,7 @@ class GeneticProgramming:
             current = {nodes for _, nodes in entries}
             for nodes in [n for n in cache if n not in current]:
                 del cache[nodes]
-            models = [cache[n] for n in current if cache.get(n) is not None]
+            models = [cache[n] for n in current if cache.get(n) is not None] + restored
             return _front(models) if models else front
 
         runner.start()
@@ -1190,12 +1211,14 @@ class GeneticProgramming:
                     last = snap
                     last_generation = snap.generation
                     loss = best_loss if math.isfinite(best_loss) else snap.best_fitness
-                    yield Progress(snap.generation, float(loss), snap.evaluations,
-                                   snap.elapsed + (runner._started - started), settings.generations)
+                    yield Progress(snap.generation + offset[0], float(loss), snap.evaluations + offset[1],
+                                   snap.elapsed + (runner._started - started) + offset[2],
+                                   settings.generations + offset[0])
                 key = tuple((m.text, m.complexity, m.loss) for m in front)
                 if front and key != shown:
                     shown = key
-                    yield ParetoFront(last_generation, [Candidate(m.text, m.complexity, m.loss) for m in front])
+                    yield ParetoFront(last_generation + offset[0],
+                                      [Candidate(m.text, m.complexity, m.loss) for m in front])
 
             if not runner.join(_JOIN_SECONDS):
                 raise RuntimeError("Operon did not stop within 10 s of being asked to")
@@ -1219,7 +1242,7 @@ class GeneticProgramming:
             key = tuple((m.text, m.complexity, m.loss) for m in front)
             if front and key != shown:
                 shown = key
-                yield ParetoFront(generations, [Candidate(m.text, m.complexity, m.loss) for m in front])
+                yield ParetoFront(generations + offset[0], [Candidate(m.text, m.complexity, m.loss) for m in front])
 
             details: dict[str, Any] = {
                 "generations": generations,

@@ -123,6 +123,11 @@ class LLMSession:
         self._records: list[LLMCall] = []
         self._lock = threading.Lock()
         self._seq = 0
+        if context.resume is not None:  # a run resumed after a crash: its totals go on (engine.resume)
+            from ..resume import restore_budget
+
+            restore_budget(self.budget, context.resume)
+            self._seq = int(context.resume.llm.get("records", 0))
         self._seq_of: dict[int, int] = {}  # id(CallRecord) of a success -> its seq
         self._purpose = threading.local()
         self.client = LLMClient(self.settings, self.budget, self.cache, on_call=self._on_call)
@@ -134,6 +139,9 @@ class LLMSession:
             self.pool = SandboxPool(size=int(config.get("evaluators") or 1), limits=limits)
         self.failed_requests = 0
         self.consecutive_failures = 0
+        self.last_failure = ""  # the readable reason of the last request that failed for good
+        self.refusals = 0  # requests refused with 401 / 403 / 404 (bad key, unknown model or URL)
+        self.refused = False  # the run stopped because the endpoint refused it
         self.stop_reason: str | None = None  # "budget", "replay-end" or "llm-failures"
 
     # ------------------------------------------------------------------ lifecycle
@@ -222,6 +230,7 @@ class LLMSession:
         Requests are prepared here, in order, so a replay answers them as recorded.
         """
         self.check()
+        refusals = self.refusals
         prepared = []
         for messages, purpose, sampling in requests:
             if self.exhausted() or self.stop_reason:
@@ -243,6 +252,11 @@ class LLMSession:
             # Every request has failed for a while (each after its retries): the endpoint is
             # down or refuses us. Stop instead of spinning without spending the budget.
             self._set_stop("llm-failures")
+        elif self.refusals > refusals and not any(a is not None for a in answers):
+            # 401 / 403 / 404 (bad key, unknown model or URL) in a batch with no success:
+            # every further request would be refused the same way.
+            self.refused = self.stop_reason is None
+            self._set_stop("llm-failures")
         return answers
 
     def should_stop(self) -> str | None:
@@ -262,9 +276,12 @@ class LLMSession:
 
     def stop_log(self) -> Log | None:
         """Why asking stopped, for the run's log, when it is not simply the spent budget."""
+        if self.stop_reason == "llm-failures" and self.refused:
+            return Log(f"stopping: no usable reply can come from the LLM endpoint; {self.last_failure}", "error")
         if self.stop_reason == "llm-failures":
             return Log(f"stopping: the last {self.consecutive_failures} LLM requests failed in a row (each after "
-                       "its retries); is the endpoint reachable? Check Run ▸ LLM settings", "error")
+                       "its retries); is the endpoint reachable? Check Run ▸ LLM settings. Last error: "
+                       f"{self.last_failure}", "error")
         if self.stop_reason == "replay-end":
             return Log("the recording ends here: replay asked for a reply that was never recorded", "warning")
         return None
@@ -280,6 +297,10 @@ class LLMSession:
             self._set_stop("replay-end")
             return "replay-end"
         except LLMError as exc:  # LLMCallFailed and the rest: counted by the caller
+            with self._lock:
+                self.last_failure = str(exc)
+                if getattr(exc, "status_code", None) in (401, 403, 404):
+                    self.refusals += 1
             return f"request failed: {exc}"
         with self._lock:
             seq = self._seq_of.pop(id(completion.record), 0)

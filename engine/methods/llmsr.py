@@ -35,6 +35,7 @@ import math
 import random
 import time
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any, Iterator
 
 import numpy as np
@@ -123,6 +124,7 @@ def _choice(probs: np.ndarray, rng: random.Random) -> int:
 
 
 class LLMSR:
+    resumable = True  # a resumed run puts its evaluated programs back (engine.resume)
     name = "llmsr"
     label = "LLM-SR"
     description = ("An LLM writes equation skeletons as Python functions with free constants; the "
@@ -216,7 +218,9 @@ class LLMSR:
     # ------------------------------------------------------------------ run
 
     def run(self, task: Task, config: dict[str, Any], context: RunContext) -> Iterator[Event]:
-        rng = random.Random(int(config.get("seed") or 0))
+        resume = context.resume
+        # A resumed run draws afresh rather than replaying the interrupted run's choices.
+        rng = random.Random(int(config.get("seed") or 0) + (1000 * (resume.resumes + 1) if resume else 0))
         data = task.load_data()
         train = data.splits["train"]
         X, y = np.asarray(train.X, dtype=float), np.asarray(train.y, dtype=float)
@@ -229,16 +233,21 @@ class LLMSR:
         with LLMSession(config, context) as session:
             yield from session.opening(X, y)
             try:
-                seed_src = self.seed_program(task)
-                result = session.evaluate([seed_src], "equation", max_params, seed=True)[0]
-                seed = self._accept(task, seed_src, result, state, origin="seed skeleton", call_seq=None)
-                yield seed.hypothesis if seed else Log(f"the seed skeleton failed: {result.error}", "warning")
                 islands = [Island() for _ in range(n_islands)]
-                if seed is not None:
-                    for island in islands:
-                        island.add(seed)
-                stop = "completed"
                 prompts = 0
+                if resume is not None and resume.hypotheses:
+                    prompts = self._restore(resume, state, islands, y)
+                    yield Log(f"Resumed: {state.programs} evaluated programs of the interrupted run are back in "
+                              f"the islands; prompting goes on from prompt {prompts + 1}.")
+                else:
+                    seed_src = self.seed_program(task)
+                    result = session.evaluate([seed_src], "equation", max_params, seed=True)[0]
+                    seed = self._accept(task, seed_src, result, state, origin="seed skeleton", call_seq=None)
+                    yield seed.hypothesis if seed else Log(f"the seed skeleton failed: {result.error}", "warning")
+                    if seed is not None:
+                        for island in islands:
+                            island.add(seed)
+                stop = "completed"
                 while True:
                     reason = session.should_stop()
                     if reason:
@@ -278,8 +287,8 @@ class LLMSR:
                             continue
                         island.add(program)
                         yield program.hypothesis
-                    yield Progress(prompts, state.best_loss(), state.programs, time.monotonic() - started,
-                                   None)
+                    yield Progress(prompts, state.best_loss(), state.programs,
+                                   time.monotonic() - started + (resume.elapsed if resume else 0.0), None)
                     if state.front_changed:
                         state.front_changed = False
                         yield ParetoFront(prompts, state.front())
@@ -303,6 +312,30 @@ class LLMSR:
         program = Program(source, -float(result.mse), hypothesis)
         state.add(program)
         return program
+
+    @staticmethod
+    def _restore(resume, state: "_State", islands: list[Island], y: np.ndarray) -> int:
+        """Put the interrupted run's programs back (engine.resume); returns its prompt count.
+        A program's score is -MSE; the store keeps its NMSE, and MSE = NMSE x var(y)."""
+        names = {f.name for f in dataclass_fields(Hypothesis)}
+        variance = float(np.var(y)) or 1.0
+        for payload in resume.hypotheses:
+            hypothesis = Hypothesis(**{k: v for k, v in payload.items() if k in names})
+            state.index = max(state.index, int(hypothesis.index))
+            loss = hypothesis.loss
+            if not hypothesis.ok or loss is None or not math.isfinite(float(loss)):
+                continue
+            state.programs += 1
+            program = Program(hypothesis.program, -float(loss) * variance, hypothesis)
+            state.add(program)
+            origin = hypothesis.origin or ""
+            number = origin.removeprefix("island ")
+            if origin.startswith("island ") and number.isdigit() and 1 <= int(number) <= len(islands):
+                islands[int(number) - 1].add(program)
+            else:  # the seed skeleton (and anything else) went to every island
+                for island in islands:
+                    island.add(program)
+        return int(resume.iterations)
 
     @staticmethod
     def _reset(islands: list[Island], rng: random.Random) -> str:
