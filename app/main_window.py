@@ -20,6 +20,7 @@ from engine import methods as m
 from engine import paths
 from engine.runner import RunFinished, RunStarted
 from engine.store import RunStore, StoreError
+from engine.store.db import set_aside
 from engine.tasks import registry
 from viewers.bn_state_map import BNStateMap
 from viewers.causal_graph import CausalGraphView
@@ -72,8 +73,14 @@ class MainWindow(QMainWindow):
             self.store = RunStore(self.db_path)
         except StoreError as exc:
             self.store = None
-            message = str(exc)  # `exc` is unbound once the except block ends
-            QTimer.singleShot(0, lambda: QMessageBox.warning(self, "Run store unavailable", message))
+            message, kind = str(exc), exc.kind  # `exc` is unbound once the except block ends
+            QTimer.singleShot(0, lambda: self._store_unavailable(message, kind))
+        else:
+            # Opened, but the user must know: read-only (runs are shown, not recorded), a
+            # damaged write-ahead log set aside.
+            notes = self.store.notices + ([self.store.read_only] if self.store.read_only else [])
+            if notes:
+                QTimer.singleShot(0, lambda: self._store_notice("\n\n".join(notes)))
 
         self.browser = TaskBrowser()
         self.detail = TaskDetail()
@@ -206,7 +213,7 @@ class MainWindow(QMainWindow):
         # The desk and classroom features (issue 9), each in a module of its own: themes and
         # presentation mode, demo replay of stored runs, sessions and .klab projects, the
         # first-run welcome. Each adds its menu entries to self.menus.
-        from app import appearance, demo, session, welcome
+        from app import appearance, demo, recovery, session, welcome
 
         self.appearance = appearance.install(self)
         self.session = session.install(self, restore=restore_layout)  # its dock is in the default layout
@@ -214,6 +221,7 @@ class MainWindow(QMainWindow):
         self._restore_layout()
         self.demo = demo.install(self)
         self.welcome = welcome.install(self, first_run=restore_layout)
+        self.recovery = recovery.install(self)  # resuming runs a crash interrupted (issue 10)
         self.refresh_history()
         # The catalog is read off the GUI thread so the window is interactive at once.
         self.loader.request("catalog", registry.all_tasks)
@@ -548,6 +556,35 @@ class MainWindow(QMainWindow):
             if run_id == self.displayed_run and (calls or hypotheses or self._is_llm_run(record)):
                 self.llm_panel.load_run(calls, hypotheses, budget=budget, limits=limits, used_llm=True)
 
+    def _store_unavailable(self, message: str, kind: str | None) -> None:
+        """The run store could not be opened: say why and what to do. A damaged file can be set
+        aside (renamed, never deleted) for a new, empty store; the window works either way, and
+        a run started without a store ends with the same message."""
+        self.status_label.setText(f"Run store unavailable: {message}")
+        if kind != "corrupt":
+            QMessageBox.warning(self, "Run store unavailable", message)
+            return
+        answer = QMessageBox.question(
+            self, "Run store damaged",
+            f"{message}\n\nSet the damaged file aside (it is renamed, not deleted) and start a new, empty store?",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, QMessageBox.StandardButton.No)
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            kept = set_aside(self.db_path)
+            self.store = RunStore(self.db_path)
+        except (OSError, StoreError) as exc:
+            QMessageBox.warning(self, "Run store unavailable", f"Could not start a new store: {exc}")
+            return
+        text = f"The damaged run store was kept as {kept}; a new, empty store was started at {self.db_path}."
+        self.status_label.setText(text)
+        self.refresh_history()
+        QMessageBox.information(self, "New run store", text)
+
+    def _store_notice(self, text: str) -> None:
+        self.status_label.setText(text.split("\n", 1)[0])
+        QMessageBox.warning(self, "Run store", text[:1].upper() + text[1:])
+
     def _on_load_error(self, channel: str, message: str) -> None:
         if channel == "preview":
             self.detail.preview.set_error(f"Could not build the data: {message}")
@@ -649,13 +686,15 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ runs
 
-    def start_run(self, method: str, config: dict, task=None) -> None:
+    def start_run(self, method: str, config: dict, task=None, resume: str | None = None) -> None:
         """Start ``method`` on ``task`` (default: the selected task). An LLM method gets the
-        saved LLM settings merged into ``config`` (Run ▸ LLM settings…)."""
+        saved LLM settings merged into ``config`` (Run ▸ LLM settings…). ``resume`` continues
+        that interrupted run (app/recovery.py): ``config`` is its stored one, kept as it is."""
         task = task or self.current_task
         if task is None or self.controller.is_running():
             return
-        config = self._with_llm_settings(method, config)
+        if resume is None:
+            config = self._with_llm_settings(method, config)
         self.run_seconds = config.get("seconds")
         self.loss.clear()
         self.scorer.cancel()
@@ -670,7 +709,8 @@ class MainWindow(QMainWindow):
         self.run_panel.set_running(True)
         self.run_panel.show_status(f"Starting {method} on {task.name}…")
         try:
-            self.controller.start(task, method, config, judge=self._judge_settings())
+            self.controller.start(task, method, config, judge=None if resume else self._judge_settings(),
+                                  resume=resume)
         except Exception as exc:
             self.run_panel.set_running(False)
             self.run_panel.show_status(f"Could not start: {exc}")
@@ -857,6 +897,10 @@ class MainWindow(QMainWindow):
         if record.expression:
             self.result.show_result(target, record.expression, record.complexity, record.metrics,
                                     f"run {run_id} ({record.method}, {started}) {record.status}{secs}")
+        elif record.status == "interrupted":
+            self.result.clear(f"Run {run_id} was interrupted: {record.error or 'its process ended'}. Everything "
+                              "it recorded is shown; Run ▸ Resume interrupted run (or a right-click on it in the "
+                              "run history) continues it.")
         else:
             self.result.clear(f"Run {run_id} {record.status}: {record.error or 'no model'}")
         if task is None:
@@ -1015,8 +1059,11 @@ class MainWindow(QMainWindow):
     def _on_candidate_scored(self, run_id, _index: int, score) -> None:
         if run_id == self.displayed_run:
             self.candidates.set_score(score)
-            self._scored += 1
-            self.activity.update("score", self._scored)
+            # A candidate with a ground truth to check comes twice: metrics first ("pending"),
+            # then its SA. It counts as scored once, when nothing is pending.
+            if getattr(score, "sa_status", None) != "pending":
+                self._scored += 1
+                self.activity.update("score", self._scored)
 
     def _on_scoring_done(self, run_id) -> None:
         if run_id == self.displayed_run:

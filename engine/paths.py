@@ -25,14 +25,20 @@ def home_override() -> Path | None:
 def data_dir() -> Path:
     home = home_override()
     path = home / "data" if home else Path(platformdirs.user_data_dir(APP_NAME, APP_AUTHOR))
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # whoever writes there reports it (the run store says what to do)
     return path
 
 
 def cache_dir() -> Path:
     home = home_override()
     path = home / "cache" if home else Path(platformdirs.user_cache_dir(APP_NAME, APP_AUTHOR))
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass  # whoever writes there reports it (the run store says what to do)
     return path
 
 

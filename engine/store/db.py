@@ -18,10 +18,17 @@ A :class:`RunStore` holds one connection and must be used from one thread; each 
 Every event is committed as it arrives, so a crash loses nothing recorded before it; runs
 left in the ``running`` state by a dead process are marked ``interrupted`` when a store is
 opened.
+
+Storage faults (a full or read-only disk, a store locked by another program, a damaged file)
+raise :class:`StoreError` with a message naming the file and saying what to do; its ``kind``
+tells which fault it was. A damaged file is never written, moved or deleted by the store
+(:func:`set_aside` moves it out of the way when the user asks); a store that can be read but not
+written opens read-only (``RunStore.read_only`` says why), so earlier runs stay visible.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -146,8 +153,108 @@ _UPGRADES = {2: _SCHEMA_V2, 3: _SCHEMA_V3}
 FINAL_STATUSES = ("finished", "cancelled", "failed", "interrupted")
 
 
+#: How long a write waits for another program's write to end before it gives up (seconds): a
+#: store locked for longer gives a StoreError instead of a hang.
+BUSY_TIMEOUT = 10.0
+
+
 class StoreError(RuntimeError):
-    """The run store cannot be opened or written; the message says what to do."""
+    """The run store cannot be opened, read or written; the message says what to do.
+
+    ``kind`` names the fault for callers that offer a way out: ``"corrupt"`` (damaged, or not
+    an SQLite file), ``"full"``, ``"read-only"``, ``"locked"``, ``"io"``, ``"cantopen"`` (a
+    folder missing or not writable, a path that is not a file), ``"newer"`` (written by a
+    newer Kepler Lab) or None."""
+
+    def __init__(self, message: str, kind: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+
+
+#: SQLite's primary result codes (https://www.sqlite.org/rescode.html) that are storage faults.
+_FAULTS = {3: "read-only", 5: "locked", 6: "locked", 8: "read-only", 10: "io", 11: "corrupt", 13: "full",
+           14: "cantopen", 26: "corrupt"}
+
+
+def fault_kind(exc: BaseException) -> str | None:
+    """Which storage fault an ``sqlite3`` error is (a ``StoreError`` kind), or None."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return _FAULTS.get(code & 0xFF) if isinstance(code, int) else None
+
+
+def fault_advice(kind: str | None, timeout: float = BUSY_TIMEOUT) -> str:
+    """What a user can do about a storage fault of this kind (one sentence or two, no newline:
+    the window shows a failed run's first line)."""
+    if kind == "corrupt":
+        return ("The file is damaged, or is not a Kepler Lab store; it has been left exactly as it is. "
+                "Move it out of the way (rename it) to start with a new, empty store; the sqlite3 tool's "
+                "'.recover' command may rescue what it holds.")
+    if kind == "full":
+        return ("The disk is full. Free some space and try again; everything recorded before this point "
+                "is kept.")
+    if kind == "read-only":
+        return ("The file or its folder cannot be written (a read-only disk, or no permission). Make them "
+                "writable, or set KEPLERLAB_HOME to a folder that can be written.")
+    if kind == "locked":
+        return (f"Another program (another Kepler Lab, a sweep, a database browser) kept it locked for more "
+                f"than {timeout:g} s. Close that program or wait for it, then try again; nothing was lost.")
+    if kind == "io":
+        return "The disk reported an error: check that it is still connected and has free space, then try again."
+    if kind == "cantopen":
+        return ("Check that its folder exists and can be written, and that the path names a file, not a folder; "
+                "or set KEPLERLAB_HOME to a folder that can be written.")
+    return ""
+
+
+def store_fault(doing: str, path: Path, exc: BaseException, timeout: float = BUSY_TIMEOUT,
+                what: str = "the run store") -> StoreError:
+    """A StoreError for ``exc`` met while ``doing`` (open, read, write) the store at ``path``."""
+    kind = fault_kind(exc)
+    advice = fault_advice(kind, timeout)
+    return StoreError(f"cannot {doing} {what} at {path}: {exc}." + (f" {advice}" if advice else ""), kind)
+
+
+#: The first four bytes of an SQLite WAL file (https://www.sqlite.org/fileformat.html#the_write_ahead_log).
+_WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+
+
+def _aside_name(path: Path, label: str) -> Path:
+    """``<name>.<label>-<time>``, numbered if that exists: a name that overwrites nothing."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.{label}-{stamp}")
+    n = 1
+    while target.exists():
+        n += 1
+        target = path.with_name(f"{path.name}.{label}-{stamp}-{n}")
+    return target
+
+
+def set_aside(path: str | os.PathLike, label: str = "damaged") -> Path:
+    """Move a store that cannot be used (and its ``-wal`` / ``-shm`` files) out of the way, to
+    ``<name>.damaged-<time>``: nothing is deleted, and a new store can be made at ``path``.
+    Returns where the main file went. Raises OSError when the files cannot be renamed."""
+    path = Path(path)
+    target = _aside_name(path, label)
+    os.replace(path, target)
+    for suffix in ("-wal", "-shm"):
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, target.with_name(target.name + suffix))
+    return target
+
+
+def _reading(method):
+    """An SQLite error inside a reading method becomes a StoreError that says what to do: a
+    damaged page is often found only when a query reaches it, long after the store opened."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise store_fault("read", self.path, exc, self.timeout) from exc
+
+    return wrapper
 
 
 @dataclass
@@ -219,7 +326,21 @@ def _unjson(text: str | None) -> Any:
     return restore(json.loads(text))
 
 
-def _pid_alive(pid: int | None) -> bool:
+def _connect(target: str, timeout: float, uri: bool = False) -> sqlite3.Connection:
+    """Every connection of the store is made here (one place for tests to reach, e.g. to cap a
+    store's size with ``PRAGMA max_page_count`` and so make a full disk on demand)."""
+    return sqlite3.connect(target, timeout=timeout, isolation_level=None, uri=uri)
+
+
+#: A live process that started more than this many seconds after a run recorded its pid is
+#: another program that got the same pid (after a reboot, say), not the run's.
+PID_REUSE_SLACK = 30.0
+
+
+def _pid_alive(pid: int | None, since: float | None = None) -> bool:
+    """Whether process ``pid`` is alive, and, given ``since`` (when the pid was recorded), the
+    same process: after a power cut the dead run's pid often belongs to something else, and the
+    run would otherwise look alive for ever and could never be resumed."""
     if not pid:
         return False
     try:
@@ -227,29 +348,124 @@ def _pid_alive(pid: int | None) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    if since is not None:
+        try:
+            import psutil  # installed with dask[distributed]; it knows every OS's process start time
+
+            if psutil.Process(pid).create_time() > since + PID_REUSE_SLACK:
+                return False
+        except Exception:  # noqa: BLE001 -- no psutil, or the process just went: trust kill(0)
+            pass
     return True
 
 
 class RunStore:
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, timeout: float | None = None):
         self.path = Path(path) if path else paths.default_db_path()
+        #: Seconds a write waits for another program's write before a "locked" StoreError.
+        self.timeout = BUSY_TIMEOUT if timeout is None else float(timeout)
+        #: None, or why this store could only be opened for reading (its runs can be shown;
+        #: nothing new can be recorded).
+        self.read_only: str | None = None
+        #: What the user should be told although the store opened (a damaged WAL file set aside).
+        self.notices: list[str] = []
+        #: The copy made before this opening upgraded the file's schema, if it did.
+        self.migration_backup: Path | None = None
+        self.conn: sqlite3.Connection | None = None
+        self._seq: dict[str, int] = {}
+        self._report: dict[str, int] = {}
+        self._llm_seq: dict[str, int] = {}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder {self.path.parent} for the run store: "
+                             f"{exc.strerror or exc}. {fault_advice('cantopen')}", "cantopen") from exc
+        self._set_aside_bad_wal()
+        try:
+            self.conn = _connect(str(self.path), self.timeout)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
             self._open_schema()
+            if not self._can_write():  # SQLite itself fell back to reading only
+                self.read_only = (f"the run store at {self.path} cannot be written: earlier runs can be viewed, "
+                                  f"new ones cannot be recorded. {fault_advice('read-only')}")
+            self.mark_interrupted()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot open the run store at {self.path}: {exc}") from exc
+            self.close()
+            if fault_kind(exc) in ("read-only", "cantopen") and self.path.is_file() and self.path.stat().st_size:
+                self._open_read_only(exc)
+            else:
+                raise store_fault("open", self.path, exc, self.timeout) from exc
+        except BaseException:
+            self.close()
+            raise
+
+    def _can_write(self) -> bool:
+        """Whether SQLite may write the file: it opens a file it may not write (a read-only disk,
+        no permission) for reading without a word. A write that changes nothing, rolled back,
+        tells, without waiting for another program's write (that one answers "busy": writable)."""
+        self.conn.execute("PRAGMA busy_timeout=0")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute("DELETE FROM meta WHERE 0")
+        except sqlite3.OperationalError as exc:
+            if fault_kind(exc) == "read-only":
+                return False
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            self.conn.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
+        return True
+
+    def _open_read_only(self, cause: sqlite3.DatabaseError) -> None:
+        """Open an existing store that cannot be written for reading only, so that its runs can
+        still be shown. ``immutable`` is the last resort for a WAL file in a folder that cannot
+        be written (SQLite cannot make its shared-memory file there)."""
+        for query in ("mode=ro", "mode=ro&immutable=1"):
+            try:
+                self.conn = _connect(f"{self.path.resolve().as_uri()}?{query}", self.timeout, uri=True)
+                self.conn.row_factory = sqlite3.Row
+                version = self._schema_version()
+                break
+            except sqlite3.DatabaseError as exc:
+                self.close()
+                last = exc
+        else:
+            raise store_fault("open", self.path, last, self.timeout) from cause
+        if version != SCHEMA_VERSION:
+            self.close()
+            kind = "newer" if (version or 0) > SCHEMA_VERSION else "read-only"
+            raise StoreError(f"cannot open the run store at {self.path}: it cannot be written ({cause}), and its "
+                             f"schema {version} would need an upgrade to {SCHEMA_VERSION} first. "
+                             f"{fault_advice('read-only')}", kind) from cause
+        self.read_only = (f"the run store at {self.path} cannot be written ({cause}): earlier runs can be viewed, "
+                          f"new ones cannot be recorded. {fault_advice('read-only')}")
+
+    def _set_aside_bad_wal(self) -> None:
+        """A ``-wal`` file that does not start with SQLite's magic number is not a WAL at all:
+        SQLite would ignore it and overwrite it at the next write. It is renamed aside first
+        (nothing of it is lost) and the user is told where it went."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        try:
+            with open(wal, "rb") as fh:
+                head = fh.read(4)
+        except OSError:
+            return  # no WAL (the usual case), or one that cannot be read: SQLite will say so
+        if not head or head in _WAL_MAGIC:
+            return
+        try:
+            target = _aside_name(wal, "damaged")
+            os.replace(wal, target)
         except OSError as exc:
-            raise StoreError(f"cannot create the run store at {self.path}: {exc}") from exc
-        self._seq: dict[str, int] = {}
-        self._report: dict[str, int] = {}
-        self._llm_seq: dict[str, int] = {}
-        self.mark_interrupted()
+            raise StoreError(f"the write-ahead log {wal} of the run store is damaged (not an SQLite WAL file) and "
+                             f"could not be moved aside: {exc.strerror or exc}. Move it out of the way yourself, "
+                             "then start again.", "corrupt") from exc
+        self.notices.append(f"The write-ahead log of the run store ({wal.name}) was damaged: it is not an SQLite "
+                            f"WAL file. It was kept as {target} and the store opened without it; runs recorded "
+                            "before its last checkpoint are all there.")
 
     # ------------------------------------------------------------------ housekeeping
 
@@ -272,7 +488,9 @@ class RunStore:
         if version is not None and version > SCHEMA_VERSION:
             raise StoreError(
                 f"the run store at {self.path} was written by a newer Kepler Lab "
-                f"(schema {version}, this version reads {SCHEMA_VERSION})"
+                f"(schema {version}, this version reads {SCHEMA_VERSION}); it was left as it is. "
+                "Open it with that Kepler Lab, or set KEPLERLAB_HOME to another folder.",
+                "newer",
             )
         if version is None:
             self.conn.executescript(_SCHEMA)
@@ -295,8 +513,12 @@ class RunStore:
 
     def _migrate(self, version: int) -> None:
         """Bring a schema-``version`` file up to SCHEMA_VERSION, after copying it to
-        ``<name>.v<version>-backup`` (SQLite's online backup, so WAL contents are included)."""
+        ``<name>.v<version>-backup`` (SQLite's online backup, so WAL contents are included).
+        An older backup of that name is never overwritten (the new one gets a dated name), and
+        the upgrade is one transaction: if it fails the file keeps its old schema and rows."""
         backup = self.backup_path(version)
+        if backup.exists():
+            backup = _aside_name(backup, "new")
         partial = backup.with_name(backup.name + ".partial")
         try:
             target = sqlite3.connect(str(partial))
@@ -306,11 +528,19 @@ class RunStore:
                 target.close()
             os.replace(partial, backup)
         except (OSError, sqlite3.DatabaseError) as exc:
+            if partial.is_file():
+                partial.unlink()  # our own half-made copy, not the user's file
+            kind = fault_kind(exc) or ("full" if getattr(exc, "errno", None) == 28 else None)
             raise StoreError(
                 f"cannot back up the run store at {self.path} to {backup} before upgrading its schema "
-                f"from {version} to {SCHEMA_VERSION}: {exc}"
+                f"from {version} to {SCHEMA_VERSION}: {exc}. The store was not changed. {fault_advice(kind)}".rstrip(),
+                kind,
             ) from exc
-        self.conn.execute("BEGIN IMMEDIATE")
+        self.migration_backup = backup
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise store_fault("upgrade", self.path, exc, self.timeout) from exc
         try:
             current = self._schema_version()  # another process may have migrated meanwhile
             for target in sorted(_UPGRADES):
@@ -325,12 +555,18 @@ class RunStore:
                 (str(SCHEMA_VERSION), SCHEMA_VERSION),
             )
             self.conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.DatabaseError):
+                fault = store_fault("upgrade", self.path, exc, self.timeout)
+                raise StoreError(f"{fault} The store keeps its schema {version} and all its runs; a copy is at "
+                                 f"{backup}.", fault.kind) from exc
             raise
 
     def close(self) -> None:
-        self.conn.close()
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
     def __enter__(self) -> "RunStore":
         return self
@@ -342,13 +578,20 @@ class RunStore:
         try:
             self.conn.execute(sql, tuple(params))
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+            raise store_fault("write to", self.path, exc, self.timeout) from exc
 
+    @_reading
     def mark_interrupted(self) -> int:
-        """Runs still 'running' whose process on this host has died become 'interrupted'."""
+        """Runs still 'running' whose process on this host has died become 'interrupted'
+        (not in a store opened read-only: they are marked when it can be written again)."""
+        if self.read_only:
+            return 0
         host = socket.gethostname()
-        rows = self.conn.execute("SELECT id, pid, host FROM runs WHERE status='running'").fetchall()
-        stale = [r["id"] for r in rows if r["host"] == host and not _pid_alive(r["pid"])]
+        rows = self.conn.execute(
+            "SELECT id, pid, host, MAX(started_at, COALESCE((SELECT MAX(t) FROM events e WHERE e.run_id=runs.id "
+            "AND e.kind='resumed'), 0)) AS since FROM runs WHERE status='running'").fetchall()
+        # ``since``: when the pid was recorded (the run's start, or its latest resume).
+        stale = [r["id"] for r in rows if r["host"] == host and not _pid_alive(r["pid"], r["since"])]
         for run_id in stale:
             self._write(
                 "UPDATE runs SET status='interrupted', stop_reason='interrupted', "
@@ -379,23 +622,24 @@ class RunStore:
 
     def _next(self, counters: dict[str, int], run_id: str, sql: str) -> int:
         """Next number in a per-run sequence; continues from the database for runs this
-        store did not create (a resumed run, or events appended by another process)."""
+        store did not create (a resumed run, or events appended by another process). The
+        caller stores it in ``counters`` once its write succeeded, so a failed write (a full
+        disk) leaves no gap in the numbering."""
         if run_id not in counters:
             try:
                 row = self.conn.execute(sql, (run_id,)).fetchone()
             except sqlite3.DatabaseError as exc:
-                raise StoreError(f"cannot read the run store at {self.path}: {exc}") from exc
+                raise store_fault("read", self.path, exc, self.timeout) from exc
             counters[run_id] = int(row[0] or 0)
-        counters[run_id] += 1
-        return counters[run_id]
+        return counters[run_id] + 1
 
     def add_event(self, run_id: str, kind: str, payload: dict) -> int:
         seq = self._next(self._seq, run_id, "SELECT MAX(seq) FROM events WHERE run_id=?")
-        self._seq[run_id] = seq
         self._write(
             "INSERT INTO events(run_id, seq, kind, t, payload) VALUES (?, ?, ?, ?, ?)",
             (run_id, seq, kind, time.time(), _json(payload)),
         )
+        self._seq[run_id] = seq
         return seq
 
     def add_pareto(self, run_id: str, iteration: int, candidates: list[dict]) -> None:
@@ -412,7 +656,8 @@ class RunStore:
                     ],
                 )
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+            raise store_fault("write to", self.path, exc, self.timeout) from exc
+        self._report[run_id] = report
 
     def add_llm_call(self, run_id: str, record: Any) -> int:
         """Store one LLM call of a run. ``record`` is an ``engine.llm.CallRecord`` (anything with
@@ -440,6 +685,7 @@ class RunStore:
                 data.get("purpose") or None,
             ),
         )
+        self._llm_seq[run_id] = seq
         return seq
 
     def finish_run(
@@ -474,8 +720,35 @@ class RunStore:
             ),
         )
 
+    def reopen_run(self, run_id: str) -> None:
+        """An interrupted run goes on in this process (engine.resume): it is ``running`` again,
+        owned by this pid, and its end (time, model, reason) is cleared until it ends anew.
+        Only an interrupted run can be reopened: one that is still running elsewhere, or that
+        ended, must not get a second writer."""
+        row = self.conn.execute("SELECT status FROM runs WHERE id=?", (run_id,)).fetchone()
+        if row is None:
+            raise KeyError(run_id)
+        if row["status"] != "interrupted":
+            raise ValueError(f"run {run_id} is {row['status']}; only an interrupted run can be resumed")
+        self._write(
+            "UPDATE runs SET status='running', finished_at=NULL, stop_reason=NULL, error=NULL, pid=?, host=?, "
+            "app_version=? WHERE id=? AND status='interrupted'",
+            (os.getpid(), socket.gethostname(), __version__, run_id),
+        )
+        for counters in (self._seq, self._report, self._llm_seq):
+            counters.pop(run_id, None)  # continue the numbering from the file
+
+    @_reading
+    def interrupted_runs(self, limit: int = 100) -> list[RunRecord]:
+        """Runs whose process died (newest first): what the window offers to resume."""
+        rows = self.conn.execute(
+            "SELECT * FROM runs WHERE status='interrupted' ORDER BY started_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [self._record(r) for r in rows]
+
     # ------------------------------------------------------------------ runs made elsewhere
 
+    @_reading
     def export_run(self, run_id: str) -> dict:
         """Everything recorded of one run (its row, events, candidates and LLM calls) as plain
         data: how a sweep's worker, which writes to a store of its own, hands a run back."""
@@ -524,7 +797,7 @@ class RunStore:
                             insert(table, {**item, "run_id": run_id})
                     run_ids.append(run_id)
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+            raise store_fault("write to", self.path, exc, self.timeout) from exc
         for run_id in run_ids:
             for counters in (self._seq, self._report, self._llm_seq):
                 counters.pop(run_id, None)
@@ -550,7 +823,7 @@ class RunStore:
                      for i, u in enumerate(units)],
                 )
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"cannot write to the run store at {self.path}: {exc}") from exc
+            raise store_fault("write to", self.path, exc, self.timeout) from exc
         return sweep_id
 
     def reopen_sweep(self, sweep_id: str, backend: str) -> None:
@@ -558,6 +831,7 @@ class RunStore:
         self._write("UPDATE sweeps SET status='running', finished_at=NULL, backend=?, pid=?, host=? WHERE id=?",
                     (backend, os.getpid(), socket.gethostname(), sweep_id))
 
+    @_reading
     def latest_sweep(self, spec_key: str) -> str | None:
         """The most recent sweep with this plan (for ``--resume``)."""
         row = self.conn.execute(
@@ -565,6 +839,7 @@ class RunStore:
         ).fetchone()
         return row["id"] if row else None
 
+    @_reading
     def get_sweep(self, sweep_id: str) -> dict | None:
         row = self.conn.execute("SELECT * FROM sweeps WHERE id=?", (sweep_id,)).fetchone()
         if row is None:
@@ -577,10 +852,12 @@ class RunStore:
         out["units"] = {r["status"]: r["n"] for r in counts}
         return out
 
+    @_reading
     def list_sweeps(self, limit: int = 100) -> list[dict]:
         rows = self.conn.execute("SELECT id FROM sweeps ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
         return [self.get_sweep(r["id"]) for r in rows]
 
+    @_reading
     def sweep_units(self, sweep_id: str) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM sweep_units WHERE sweep_id=? ORDER BY seq", (sweep_id,)).fetchall()
         units = []
@@ -591,6 +868,7 @@ class RunStore:
             units.append(unit)
         return units
 
+    @_reading
     def update_unit(self, sweep_id: str, seq: int, *, status: str, run_id: str | None = None,
                     worker: str | None = None, error: str | None = None, attempt: dict | None = None) -> None:
         """Set a unit's status (pending, running, finished, failed, cancelled, interrupted, lost);
@@ -636,10 +914,12 @@ class RunStore:
             error=row["error"],
         )
 
+    @_reading
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return self._record(row) if row else None
 
+    @_reading
     def list_runs(self, task_id: str | None = None, limit: int = 500) -> list[RunRecord]:
         if task_id:
             rows = self.conn.execute(
@@ -649,6 +929,7 @@ class RunStore:
             rows = self.conn.execute("SELECT * FROM runs ORDER BY started_at DESC LIMIT ?", (limit,))
         return [self._record(r) for r in rows.fetchall()]
 
+    @_reading
     def events(self, run_id: str, kind: str | None = None) -> list[dict]:
         sql = "SELECT seq, kind, t, payload FROM events WHERE run_id=?"
         params: tuple = (run_id,)
@@ -661,6 +942,7 @@ class RunStore:
     def progress(self, run_id: str) -> list[dict]:
         return self.events(run_id, "progress")
 
+    @_reading
     def last_front(self, run_id: str) -> list[dict]:
         row = self.conn.execute("SELECT MAX(report) AS r FROM candidates WHERE run_id=?", (run_id,)).fetchone()
         if row is None or row["r"] is None:
@@ -672,6 +954,7 @@ class RunStore:
         ).fetchall()
         return [dict(r) for r in rows]
 
+    @_reading
     def llm_calls(self, run_id: str) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM llm_calls WHERE run_id=? ORDER BY seq", (run_id,)).fetchall()
         calls = []
@@ -683,6 +966,7 @@ class RunStore:
             calls.append(call)
         return calls
 
+    @_reading
     def candidate_count(self, run_id: str) -> int:
         return self.conn.execute("SELECT COUNT(*) FROM candidates WHERE run_id=?", (run_id,)).fetchone()[0]
 

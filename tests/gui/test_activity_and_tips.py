@@ -57,6 +57,9 @@ def test_a_run_and_its_scoring_show_progress_in_the_status_bar(qtbot, window):
     window.activity.changed.connect(lambda: seen.append((tuple(window.activity.active()),
                                                          window.activity.bar.value(), window.activity.bar.maximum(),
                                                          window.activity.label.text())))
+    formats: list[tuple] = []  # what the bar says ("3 / 4") as it changes
+    window.activity.changed.connect(lambda: formats.append((tuple(window.activity.active()),
+                                                            window.activity.bar.format())))
     qtbot.mouseClick(window.run_panel.start_button, Qt.MouseButton.LeftButton)
     assert "run" in window.activity.active() and window.activity.isVisible()
     assert window.activity.text_of("run").startswith("Running gp on")
@@ -68,6 +71,9 @@ def test_a_run_and_its_scoring_show_progress_in_the_status_bar(qtbot, window):
     assert run_values and max(run_values) > 0  # the run's bar moved
     assert any(text.startswith("Computing the final model's fit") for *_, text in seen)
     assert any(active and active[-1] == "score" for active, *_ in seen)  # then the candidates were scored
+    # Each candidate counts once, though it is reported twice (metrics, then its symbolic check).
+    shown = [fmt for active, fmt in formats if active and active[-1] == "score" and "/" in fmt]
+    assert shown and all(int(fmt.split("/")[0]) <= int(fmt.split("/")[1]) for fmt in shown), shown
     assert window.fit.plotted_point_count() > 0
 
 
