@@ -3,12 +3,16 @@
 ``openai.OpenAI`` is created with ``max_retries=0``: retrying is done here so that every
 attempt is visible (recorded, counted) and the policy is ours:
 
-- 429: retried, waiting what the server's ``Retry-After`` (seconds or an HTTP date) or
-  ``retry-after-ms`` header asks, capped at ``settings.retry_max_delay``; without a header,
-  exponential back-off.
-- 5xx, connection errors, time-outs, malformed or empty replies: retried with exponential
-  back-off ``retry_base_delay * 2**k`` (capped) times a random factor in [0.5, 1).
+- 429, 408, 409 and 5xx: retried, waiting what the server's ``Retry-After`` (seconds or an
+  HTTP date) or ``retry-after-ms`` header asks, capped at ``settings.retry_max_delay``; without a
+  header, exponential back-off.
+- connection errors (refused, reset, a reply cut off before its end), time-outs, malformed or
+  empty replies: retried with exponential back-off ``retry_base_delay * 2**k`` (capped) times a
+  random factor in [0.5, 1).
 - other 4xx (bad request, bad key, unknown model): not retried.
+
+Error texts say what happened in plain words, then the server's own message (OpenAI's
+``error.message``), clipped to :data:`MAX_ERROR_CHARS`; never a traceback.
 
 Only when every attempt has failed does :meth:`LLMClient.complete` raise
 :class:`LLMCallFailed`. Each attempt produces a :class:`CallRecord` handed to ``on_call`` (status
@@ -325,23 +329,34 @@ class LLMClient:
         backoff = min(cap, self.settings.retry_base_delay * 2 ** (attempt - 1))
         return backoff * random.uniform(0.5, 1.0)
 
-    @staticmethod
-    def _classify(exc: Exception) -> Exception:
+    def _classify(self, exc: Exception) -> Exception:
+        """A failed attempt as retryable or fatal, with a message a user can act on: what
+        happened in plain words, then the server's own words (never a traceback)."""
         if isinstance(exc, openai.APITimeoutError):
-            return _Retryable(f"timed out: {exc}")
+            return _Retryable(f"timed out: no reply within {self.settings.timeout:g} s")
         if isinstance(exc, openai.APIConnectionError):
-            return _Retryable(f"connection error: {exc}")
+            # openai says only "Connection error."; the transport's reason is in the cause.
+            cause = _cause_text(exc)
+            if "complete message body" in cause:
+                return _Retryable(f"connection error: the reply was cut off before its end ({cause})")
+            return _Retryable(f"connection error: {self.settings.base_url}: {cause or exc}")
         if isinstance(exc, openai.APIStatusError):
             code = exc.status_code
-            if code == 429:
-                return _Retryable(f"HTTP 429 rate limited: {exc}", delay=parse_retry_after(exc.response.headers),
-                                  status_code=code)
-            if code >= 500:
-                return _Retryable(f"HTTP {code} server error: {exc}", status_code=code)
-            return _Fatal(f"HTTP {code}: {exc}", status_code=code)
+            text = f"HTTP {code} {_REASONS.get(code, '')}".rstrip() + f": {_server_message(exc)}"
+            # The statuses openai's own retry logic retries; Retry-After is honoured on each of
+            # them, not only on 429 (RFC 9110 defines it for 503 too).
+            if code in (408, 409, 429) or code >= 500:
+                return _Retryable(text, delay=parse_retry_after(exc.response.headers), status_code=code)
+            hint = _HINTS.get(code)
+            if code == 401:
+                hint = (f"check the API key in the environment variable {self.settings.api_key_env}"
+                        if self.settings.api_key_env else "no API key is configured")
+            return _Fatal(f"{text} ({hint})" if hint else text, status_code=code)
         # Anything else raised while sending or decoding (invalid JSON, unexpected shapes)
         # is a malformed reply: recorded, counted, retried.
-        return _Retryable(f"malformed reply: {type(exc).__name__}: {exc}", malformed=True)
+        if isinstance(exc, ValueError) and type(exc).__name__ == "JSONDecodeError":
+            return _Retryable(_clip(f"malformed reply: the body is not valid JSON ({exc})"), malformed=True)
+        return _Retryable(_clip(f"malformed reply: {type(exc).__name__}: {exc}"), malformed=True)
 
     @staticmethod
     def _extract(response: Any) -> tuple[list[str], tuple[int, int], str | None]:
@@ -401,7 +416,9 @@ class LLMClient:
         try:
             return sorted(m.id for m in client.models.list())
         except openai.OpenAIError as exc:
-            raise LLMError(_mask(f"cannot list the models of {self.settings.base_url}: {exc}", key)) from exc
+            reason = str(self._classify(exc) if isinstance(exc, openai.APIError) else exc)  # the readable words
+            reason = reason.replace(f"{self.settings.base_url}: ", "", 1)  # named once, below
+            raise LLMError(_mask(f"cannot list the models of {self.settings.base_url}: {reason}", key)) from exc
 
     def test_connection(self) -> ConnectionReport:
         """For a "Test connection" button: the endpoint's models and the round-trip time."""
@@ -415,6 +432,51 @@ class LLMClient:
         if models and self.settings.model not in models:
             note = f"model {self.settings.model!r} is not among the endpoint's models"
         return ConnectionReport(ok=True, latency=latency, models=models, error=note)
+
+
+#: Plain names of the statuses an OpenAI-compatible endpoint sends, for messages.
+_REASONS = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found", 408: "request timeout",
+            409: "conflict", 413: "request too large", 422: "unprocessable request", 429: "rate limited",
+            500: "server error", 502: "bad gateway", 503: "service unavailable", 504: "gateway timeout"}
+
+#: What to check when the server refuses a request for good (401 names the key's variable).
+_HINTS = {403: "the API key may not use this model or endpoint",
+          404: "check the model name and the base URL: Run ▸ LLM settings, or --llm-model / --llm-base-url"}
+
+MAX_ERROR_CHARS = 500  # an error text kept in records and messages (a proxy may answer a whole HTML page)
+
+
+def _clip(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _server_message(exc: "openai.APIStatusError") -> str:
+    """The server's own message: OpenAI's ``error.message`` (and ``code``), else the body."""
+    body = exc.body
+    if isinstance(body, dict) and isinstance(body.get("message"), str) and body["message"].strip():
+        code = body.get("code")
+        return _clip(body["message"] + (f" [{code}]" if isinstance(code, str) and code else ""))
+    text = str(exc)
+    prefix = f"Error code: {exc.status_code} - "
+    return _clip(text[len(prefix):] if text.startswith(prefix) else text) or "no message"
+
+
+def _cause_text(exc: BaseException) -> str:
+    """The transport's reason behind an openai connection error ("Connection reset by peer"),
+    without the errno prefix: the first cause in the chain that says anything."""
+    reason = ""
+    seen = 0
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and seen < 10:
+        text = str(cause).strip()
+        if text:
+            reason = text
+            break
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    if reason.startswith("[Errno") and "] " in reason:
+        reason = reason.split("] ", 1)[1]
+    return _clip(reason)
 
 
 def _mask(text: str, key: str | None) -> str:
