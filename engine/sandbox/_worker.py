@@ -42,6 +42,10 @@ CLONE_NEWNET = 0x40000000
 CLONE_NEWPID = 0x20000000
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_PDEATHSIG = 1
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+CLONE_NEWNS = 0x00020000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
 SYS_LANDLOCK_CREATE_RULESET = 444
 SYS_LANDLOCK_ADD_RULE = 445
 SYS_LANDLOCK_RESTRICT_SELF = 446
@@ -120,6 +124,34 @@ def enter_namespaces(libc, protections: dict) -> bool:
     protections["network"] = "socket-module-blocked"
     protections["pid_namespace"] = False
     return False
+
+
+def private_tmpfs(libc, cfg: dict, protections: dict) -> None:
+    """Put a size-capped tmpfs over the work directory, in a mount namespace of our own.
+
+    RLIMIT_FSIZE caps one file, not how many a program writes; the tmpfs caps their sum, so a
+    program cannot fill the user's disk from its private directory. The mount is invisible to
+    the app (its own directory stays empty and is removed as before) and vanishes with the
+    namespace when the worker dies."""
+    size = int(cfg.get("disk_bytes") or 0)
+    if size <= 0:
+        protections["disk"] = "per-file limit only (no disk quota asked)"
+        return
+    workdir = cfg["workdir"]
+    if libc.unshare(CLONE_NEWNS) != 0:
+        protections["disk"] = f"per-file limit only (mount namespace: {_errno_text()})"
+        return
+    # Nothing we mount may propagate back to the app's mount namespace.
+    if libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        protections["disk"] = f"per-file limit only (private mounts: {_errno_text()})"
+        return
+    options = f"size={size},mode=0700,nr_inodes=4096".encode()
+    if libc.mount(b"tmpfs", workdir.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options) != 0:
+        protections["disk"] = f"per-file limit only (tmpfs: {_errno_text()})"
+        return
+    os.chdir(workdir)  # the old cwd is the directory under the mount
+    protections["disk"] = "tmpfs"
+    protections["disk_bytes"] = size
 
 
 def fork_init(libc, proto_fd: int) -> None:
@@ -245,6 +277,69 @@ def apply_landlock(libc, cfg: dict, protections: dict) -> None:
     protections["landlock_signal_scope"] = abi >= 6
 
 
+# Syscalls a program never needs and that reach past the other walls: sockets (a network
+# namespace does not stop a *Unix* socket connecting to the session bus or an agent of the
+# user's, and Landlock does not control connect()), io_uring (it can open sockets without the
+# socket syscall), reading or writing other processes (ptrace, process_vm_*, pidfd_getfd), the
+# kernel keyring (it can hold the user's credentials), BPF and perf events. Signals are denied
+# too when there is no PID namespace to keep them inside the sandbox.
+_SECCOMP = {
+    # machine: (audit arch, x32 bit or 0, always denied, denied without a PID namespace)
+    "x86_64": (0xC000003E, 0x40000000,
+               {"socket": 41, "connect": 42, "socketpair": 53, "ptrace": 101, "add_key": 248,
+                "request_key": 249, "keyctl": 250, "perf_event_open": 298, "process_vm_readv": 310,
+                "process_vm_writev": 311, "bpf": 321, "userfaultfd": 323, "io_uring_setup": 425,
+                "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438},
+               {"kill": 62, "rt_sigqueueinfo": 129, "tkill": 200, "tgkill": 234, "rt_tgsigqueueinfo": 297,
+                "pidfd_send_signal": 424}),
+    "aarch64": (0xC00000B7, 0,
+                {"socket": 198, "socketpair": 199, "connect": 203, "ptrace": 117, "add_key": 217,
+                 "request_key": 218, "keyctl": 219, "perf_event_open": 241, "process_vm_readv": 270,
+                 "process_vm_writev": 271, "bpf": 280, "userfaultfd": 282, "io_uring_setup": 425,
+                 "io_uring_enter": 426, "io_uring_register": 427, "pidfd_getfd": 438},
+                {"kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
+                 "pidfd_send_signal": 424}),
+}
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def apply_seccomp(libc, protections: dict) -> None:
+    """A seccomp filter that answers EACCES to the syscalls of ``_SECCOMP`` (hand-written BPF:
+    a dozen instructions do not justify a dependency on libseccomp)."""
+    machine = os.uname().machine
+    if machine not in _SECCOMP:
+        protections["seccomp"] = f"none (no filter for {machine})"
+        return
+    arch, x32, always, no_pid_ns = _SECCOMP[machine]
+    denied = dict(always)
+    if not protections.get("pid_namespace"):
+        denied.update(no_pid_ns)
+    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
+    errno = 0x00050000 | 13  # SECCOMP_RET_ERRNO | EACCES: "Permission denied", as Landlock says
+    allow = 0x7FFF0000
+    prog = [(ld_w_abs, 0, 0, 4), (jeq_k, 1, 0, arch), (ret_k, 0, 0, errno), (ld_w_abs, 0, 0, 0)]
+    if x32:
+        prog += [(jge_k, 0, 1, x32), (ret_k, 0, 0, errno)]
+    for nr in sorted(set(denied.values())):
+        prog += [(jeq_k, 0, 1, nr), (ret_k, 0, 0, errno)]
+    prog.append((ret_k, 0, 0, allow))
+    filters = (_SockFilter * len(prog))(*[_SockFilter(*ins) for ins in prog])
+    fprog = _SockFprog(len(prog), filters)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+            libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        protections["seccomp"] = f"none ({_errno_text()})"
+        return
+    protections["seccomp"] = "filter"
+    protections["seccomp_denied"] = sorted(denied)
+
+
 def block_sockets() -> None:
     """Fallback without a network namespace: no socket objects from Python code."""
     import socket
@@ -358,6 +453,8 @@ class Worker:
                     mode = req.get("mode")
                     if mode == "run":
                         result = self._run(req)
+                    elif mode == "predict":
+                        result = self._predict(req)
                     elif mode == "apply":
                         result = self._apply(req)
                     else:
@@ -380,9 +477,28 @@ class Worker:
                     resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
                 except (ValueError, OSError):
                     pass
+                self._clear_workdir()
             result["seconds"] = time.perf_counter() - t0
         result["output"] = capture.value()
         return result
+
+    def _clear_workdir(self) -> None:
+        """Empty the private directory after a program: its files count against the disk quota
+        and must not reach the next program."""
+        import shutil
+
+        workdir = self.cfg["workdir"]
+        try:
+            os.chdir(workdir)
+            for entry in os.scandir(workdir):
+                if entry.name == ".worker-stderr":  # the app reads it when the worker dies
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+        except OSError:
+            pass
 
     def _run(self, req: dict) -> dict:
         """Execute a code block (a code-assisted agent's ``<python>``) in a fresh namespace; its
@@ -402,6 +518,8 @@ class Worker:
                     line = tb.tb_lineno
                 tb = tb.tb_next
             where = f" (line {line})" if line is not None else ""
+            if isinstance(exc, MemoryError):
+                return {"ok": False, "error": f"memory limit exceeded (MemoryError){where}"}
             return {"ok": False, "error": f"{type(exc).__name__}: {_short(exc)}{where}"}
         return {"ok": True, "params": [], "mse": 0.0, "nmse": 0.0, "error": None}
 
@@ -428,6 +546,29 @@ class Worker:
         blob = base64.b64encode(np.ascontiguousarray(out, dtype="<f8").tobytes()).decode("ascii")
         return {"ok": True, "params": [], "mse": 0.0, "nmse": 0.0, "error": None, "predictions": blob}
 
+    def _predict(self, req: dict) -> dict:
+        """The program's predictions at given parameters, no fitting: how the app re-scores a
+        fit in a worker that has never seen the training targets (see ``pool.SandboxPool``)."""
+        np = self.np
+        try:
+            code = compile(req["source"], "<program>", "exec")
+        except SyntaxError as exc:
+            return {"ok": False, "error": f"SyntaxError: {exc.msg} (line {exc.lineno})"}
+        namespace = {"__name__": "program", "__builtins__": __builtins__}
+        exec(code, namespace)  # sandboxed: this process is the boundary  # noqa: S102
+        name = req.get("function", "equation")
+        func = namespace.get(name)
+        if not callable(func):
+            return {"ok": False, "error": f"the program defines no function {name!r}"}
+        X = self.X
+        n = X.shape[0]
+        params = np.asarray(req["params"], dtype=np.float64).reshape(-1)
+        cols = tuple(X[:, j] for j in range(X.shape[1]))
+        out = _checked(np, func(*cols, params) if req.get("call", "columns") == "columns" else func(X, params), n)
+        values = np.ascontiguousarray(np.broadcast_to(out, (n,)), dtype="<f8")
+        blob = base64.b64encode(values.tobytes()).decode("ascii")
+        return {"ok": True, "params": [], "mse": 0.0, "nmse": 0.0, "error": None, "predictions": blob}
+
     def _fit(self, req: dict) -> dict:
         np = self.np
         from scipy.optimize import minimize
@@ -450,20 +591,7 @@ class Worker:
         n = y.shape[0]
 
         def predict(params):
-            out = func(*cols, params) if style == "columns" else func(X, params)
-            if isinstance(out, (bool, np.bool_)) or out is None:
-                raise TypeError(f"returned {type(out).__name__}, not an array of numbers")
-            arr = np.asarray(out)
-            if arr.dtype.kind not in "iuf":
-                if arr.dtype.kind == "c":
-                    raise TypeError("returned complex numbers")
-                raise TypeError(f"returned {type(out).__name__} (dtype {arr.dtype}), not an array of numbers")
-            arr = arr.astype(np.float64, copy=False)
-            if arr.ndim > 1 and arr.size == n:
-                arr = arr.reshape(n)
-            if arr.shape not in ((), (1,), (n,)):
-                raise ValueError(f"returned shape {arr.shape}, expected ({n},)")
-            return arr
+            return _checked(np, func(*cols, params) if style == "columns" else func(X, params), n)
 
         def loss(params):
             return float(np.mean((predict(params) - y) ** 2))
@@ -516,6 +644,23 @@ class Worker:
             self.send(reply)
 
 
+def _checked(np, out, n: int):
+    """A program's return value as float64 predictions of shape (), (1,) or (n,), or why not."""
+    if isinstance(out, (bool, np.bool_)) or out is None:
+        raise TypeError(f"returned {type(out).__name__}, not an array of numbers")
+    arr = np.asarray(out)
+    if arr.dtype.kind not in "iuf":
+        if arr.dtype.kind == "c":
+            raise TypeError("returned complex numbers")
+        raise TypeError(f"returned {type(out).__name__} (dtype {arr.dtype}), not an array of numbers")
+    arr = arr.astype(np.float64, copy=False)
+    if arr.ndim > 1 and arr.size == n:
+        arr = arr.reshape(n)
+    if arr.shape not in ((), (1,), (n,)):
+        raise ValueError(f"returned shape {arr.shape}, expected ({n},)")
+    return arr
+
+
 def _short(exc: BaseException, limit: int = 500) -> str:
     text = str(exc)
     return text if len(text) <= limit else text[:limit] + "…"
@@ -537,6 +682,10 @@ def main() -> None:
         enter_namespaces(libc, protections)
     else:
         protections.update(network="socket-module-blocked", pid_namespace=False, namespace_error="disabled")
+    if protections["network"] == "namespace":
+        private_tmpfs(libc, cfg, protections)
+    else:
+        protections["disk"] = "per-file limit only (no user namespace)"
     fork_init(libc, int(cfg["proto_fd"]))
     worker = Worker(cfg, int(cfg["proto_fd"]))
     if protections["network"] != "namespace":
@@ -548,6 +697,10 @@ def main() -> None:
     else:
         protections["filesystem"] = "none"
         protections["landlock_error"] = "disabled"
+    if cfg.get("seccomp", True):
+        apply_seccomp(libc, protections)
+    else:
+        protections["seccomp"] = "none (disabled)"
     sys.stdout = sys.stderr = CappedText(0)  # stray prints outside evaluations go nowhere
     worker.send({"hello": True, "protections": protections, "pid": os.getpid()})
     worker.serve()

@@ -17,6 +17,7 @@ import importlib.util
 import itertools
 import json
 import logging
+import math
 import os
 import queue
 import select
@@ -48,6 +49,7 @@ class SandboxLimits:
     wall_seconds: float | None = None  # default: cpu_seconds * 1.5 + 5
     memory_bytes: int = 2 << 30  # RLIMIT_AS
     file_bytes: int = 64 << 20  # RLIMIT_FSIZE
+    disk_bytes: int = 128 << 20  # all files of the private directory (a tmpfs where the kernel allows)
     max_processes: int = 64  # RLIMIT_NPROC (threads count too)
     output_chars: int = 10_000  # a program's captured prints, per evaluation
     startup_seconds: float = 60.0
@@ -103,6 +105,23 @@ class WorkerError(RuntimeError):
     """A worker died, timed out or broke the protocol; it has been killed."""
 
 
+def _death(code: int | None) -> str:
+    """Why the worker's process ended, in words (its first process mirrors the worker's
+    status: 128 + N for a signal N)."""
+    if code is None:
+        return "the worker process died"
+    number = -code if code < 0 else code - 128 if code > 128 else None
+    if number is not None:
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        if name == "SIGKILL":
+            return "the worker process was killed (SIGKILL: out of memory, or a signal)"
+        return f"the program crashed the worker process ({name}, e.g. through ctypes or a C extension)"
+    return f"the program ended the worker process (exit status {code}) before it answered"
+
+
 def _import_paths() -> list[str]:
     """Directories the worker needs on sys.path (it runs with -I -S: no site-packages)."""
     paths: list[str] = []
@@ -149,7 +168,8 @@ class SandboxWorker:
 
     _ids = itertools.count(1)
 
-    def __init__(self, limits: SandboxLimits, namespaces: bool = True, landlock: bool = True):
+    def __init__(self, limits: SandboxLimits, namespaces: bool = True, landlock: bool = True,
+                 seccomp: bool = True):
         self.limits = limits
         self.evaluations = 0
         self.data_version = -1
@@ -167,12 +187,14 @@ class SandboxWorker:
             "read_paths": _read_paths(sys_path),
             "memory_bytes": limits.memory_bytes,
             "file_bytes": limits.file_bytes,
+            "disk_bytes": limits.disk_bytes,
             "max_processes": limits.max_processes,
             "cpu_seconds": limits.cpu_seconds,
             "output_chars": limits.output_chars,
             "lifetime_cpu_seconds": limits.lifetime_cpu_seconds,
             "namespaces": namespaces,
             "landlock": landlock,
+            "seccomp": seccomp,
             "parent_uid": os.getuid(),
         }
         self._stderr_path = os.path.join(self.workdir, ".worker-stderr")
@@ -226,11 +248,13 @@ class SandboxWorker:
                 continue
             chunk = os.read(self._fd, 1 << 16)
             if not chunk:
-                code = self.proc.poll()
+                try:
+                    code = self.proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    code = None
                 tail = self._stderr_tail()
                 self.kill()
-                why = "the worker process died" + (f" (exit status {code})" if code is not None else "")
-                raise WorkerError(why + (f": {tail[-300:]}" if tail else ""))
+                raise WorkerError(_death(code) + (f": {tail[-300:]}" if tail else ""))
             self._buffer += chunk
             if len(self._buffer) > MAX_REPLY_BYTES:
                 self.kill()
@@ -238,7 +262,7 @@ class SandboxWorker:
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             reply = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: a deeply nested forged reply
             self.kill()
             raise WorkerError("the worker broke the protocol") from None
         if not isinstance(reply, dict):
@@ -303,13 +327,19 @@ class SandboxPool:
     """
 
     def __init__(self, size: int = 1, limits: SandboxLimits | None = None, *,
-                 namespaces: bool = True, landlock: bool = True):
+                 namespaces: bool = True, landlock: bool = True, seccomp: bool = True, verify: bool = True):
         if size < 1:
             raise ValueError("a sandbox pool needs at least one worker")
         self.size = size
         self.limits = limits or SandboxLimits()
         self._namespaces = namespaces
         self._landlock = landlock
+        self._seccomp = seccomp
+        self._verify = verify  # re-score every fit in a worker without the targets (see _rescore)
+        self._verifier: SandboxWorker | None = None
+        self._verify_lock = threading.Lock()
+        self._y = None  # the targets, kept here: the app scores fits itself
+        self._blind: dict | None = None  # load_data for the verifier: X and zeros, never y
         self._idle: queue.LifoQueue[SandboxWorker | None] = queue.LifoQueue()
         for _ in range(size):
             self._idle.put(None)  # a slot; the worker starts on first use
@@ -335,8 +365,11 @@ class SandboxPool:
             raise ValueError(f"X must be (n, d) and y (n,); got {X.shape} and {y.shape}")
         xb, xs = _encode(X)
         yb, ys = _encode(y)
+        zb, _ = _encode(np.zeros_like(y))
         with self._lock:
             self._data = {"op": "load_data", "X": xb, "X_shape": xs, "y": yb, "y_shape": ys}
+            self._blind = dict(self._data, y=zb)
+            self._y = y.copy()
             self._data_version += 1
 
     def evaluate(self, source: str, function_name: str = "equation", n_params: int = 10, *,
@@ -362,12 +395,112 @@ class SandboxPool:
             if start is None:
                 return EvalResult.failed(why)
             request["init"] = start
-        reply = self._request(request)
-        return EvalResult.from_reply(reply) if isinstance(reply, dict) else reply
 
-    def _request(self, request: dict) -> "dict | EvalResult":
+        def check(reply: dict) -> tuple[EvalResult, bool]:
+            result = self._result(reply)
+            if not result.ok:
+                return result, False
+            if len(result.params) != int(n_params):
+                return EvalResult.failed(f"malformed reply from the sandbox worker ({len(result.params)} "
+                                         f"parameters for {int(n_params)})", result.output, result.seconds), True
+            return self._rescore(request, result)
+
+        reply = self._request(request, check)
+        return self._result(reply) if isinstance(reply, dict) else reply
+
+    def _result(self, reply: dict) -> EvalResult:
+        result = EvalResult.from_reply(reply)
+        cap = self.limits.output_chars + 100  # the worker caps prints; a forged reply may not
+        if len(result.output) > cap:
+            result.output = result.output[:cap] + "\n[... output cut by the app]"
+        return result
+
+    def _rescore(self, request: dict, claimed: EvalResult) -> tuple[EvalResult, bool]:
+        """Score a fit in the app: the program's predictions at its fitted parameters come from a
+        second worker that was never sent the targets, and the losses are computed here.
+
+        A fit's numbers come from a process that ran the program next to the training data, so
+        they can be forged (a reply written on the protocol pipe, NumPy patched, the targets
+        read from the fitter's frames). Without the targets the program cannot reproduce a
+        score it did not earn. Returns ``(result, suspect)``: ``suspect`` means the claim was not
+        reproduced, and the fitting worker is replaced (the program may have tampered with it)."""
+        import numpy as np
+
+        if not self._verify:
+            return claimed, False
+        predictions, why = self._predict_blind(request, claimed.params)
+        if predictions is None:
+            return EvalResult.failed(f"re-scoring the fit without the training targets failed: {why}",
+                                     claimed.output, claimed.seconds), True
+        y = self._y
+        with np.errstate(all="ignore"):
+            mse = float(np.mean((predictions - y) ** 2))
+            var = float(np.mean((y - y.mean()) ** 2))
+        nmse = mse / var if var > 0 else (0.0 if mse == 0 else float("inf"))
+        same = (math.isfinite(mse) and claimed.mse is not None and math.isfinite(claimed.mse)
+                and abs(mse - claimed.mse) <= 1e-12 + 1e-6 * max(abs(mse), abs(claimed.mse)))
+        if not same:
+            with self._verify_lock:  # it ran the program too: start the next check afresh
+                if self._verifier is not None:
+                    self._drop(self._verifier)
+                    self._verifier = None
+            return EvalResult.failed(
+                f"the score could not be reproduced: the fit reported MSE {claimed.mse:.6g}, but the program's "
+                f"predictions at its fitted parameters give {mse:.6g} when it cannot see the training targets",
+                claimed.output, claimed.seconds), True
+        return EvalResult(True, claimed.params, mse, nmse, None, claimed.output, claimed.seconds), False
+
+    def _predict_blind(self, request: dict, params: list[float]):
+        """``(predictions, None)`` from the verifier worker, or ``(None, why not)``."""
+        import numpy as np
+
+        message = {"op": "evaluate", "mode": "predict", "source": request["source"], "function": request["function"],
+                   "call": request["call"], "params": list(params), "cpu_seconds": self.limits.cpu_seconds,
+                   "output_chars": 0}
+        with self._verify_lock:
+            if self._closed:
+                return None, "the sandbox pool is closed"
+            worker = self._verifier
+            try:
+                if worker is None or worker.dead:
+                    worker = self._verifier = self._start_worker()
+                with self._lock:
+                    blind, version = self._blind, self._data_version
+                if worker.data_version != version:
+                    reply = worker.request(blind, self.limits.startup_seconds)
+                    if reply.get("ok") is not True:
+                        raise WorkerError(f"the worker refused the data: {reply.get('error')}")
+                    worker.data_version = version
+                reply = worker.request(message, self.limits.wall)
+                worker.evaluations += 1
+            except TimeoutError:
+                self._drop(worker)
+                return None, f"wall-clock limit ({self.limits.wall:g} s) exceeded"
+            except WorkerError as exc:
+                self._drop(worker)
+                return None, str(exc)
+            if reply.get("retire") or worker.evaluations >= self.limits.max_evaluations:
+                self._drop(worker, replaced=False)
+        if reply.get("ok") is not True:
+            self._drop(worker)  # it ran a program that behaves differently without the targets
+            self._verifier = None
+            return None, str(reply.get("error") or "failed")[:500]
+        n = int(self._y.shape[0])
+        try:
+            values = np.frombuffer(base64.b64decode(reply.get("predictions"), validate=True), dtype="<f8")
+        except (TypeError, ValueError):
+            values = None
+        if values is None or values.shape != (n,):
+            self._drop(worker)
+            return None, "malformed reply from the sandbox worker"
+        return values.astype(np.float64), None
+
+    def _request(self, request: dict, check=None, retire: bool = False) -> "dict | EvalResult":
         """Send one program request to an idle worker: its reply, or a failed EvalResult when the
-        worker timed out, died or broke the protocol (it is then killed and replaced)."""
+        worker timed out, died or broke the protocol (it is then killed and replaced).
+
+        ``check(reply)``, while the worker is still held, gives ``(result, suspect)``; a suspect
+        worker is replaced. ``retire``: the worker ends after this request."""
         worker = self._idle.get()
         t0 = time.perf_counter()
         try:
@@ -376,7 +509,14 @@ class SandboxPool:
             self._ensure_data(worker)
             reply = worker.request(request, self.limits.wall)
             worker.evaluations += 1
-            if reply.get("retire") or worker.evaluations >= self.limits.max_evaluations:
+            retire = retire or reply.get("retire") or worker.evaluations >= self.limits.max_evaluations
+            if check is not None:
+                reply, suspect = check(reply)
+                if suspect:
+                    self._drop(worker)
+                    worker = None
+                    return reply
+            if retire:
                 self._drop(worker, replaced=False)
                 worker = None
             return reply
@@ -408,7 +548,7 @@ class SandboxPool:
         reply = self._request(request)
         if not isinstance(reply, dict):
             return reply
-        result = EvalResult.from_reply(reply)
+        result = self._result(reply)
         if result.ok:
             blob = reply.get("predictions")
             n = int(self._data["y_shape"][0])
@@ -432,8 +572,11 @@ class SandboxPool:
             return EvalResult.failed("the code is not text")
         request = {"op": "run_code", "source": source, "cpu_seconds": self.limits.cpu_seconds,
                    "output_chars": int(output_chars if output_chars is not None else self.limits.output_chars)}
-        reply = self._request(request)
-        return EvalResult.from_reply(reply) if isinstance(reply, dict) else reply
+        # Each block gets a fresh worker: nothing one block patches (NumPy, builtins), forks or
+        # leaves running reaches the next. Blocks are few (one per agent round), so the start-up
+        # (~0.5 s) is small next to the LLM call that wrote the block.
+        reply = self._request(request, lambda reply: (self._result(reply), False), retire=True)
+        return self._result(reply) if isinstance(reply, dict) else reply
 
     def evaluate_many(self, sources: Iterable[str], function_name: str = "equation", n_params: int = 10,
                       *, call: str = "columns", init: Sequence[float] | None = None) -> list[EvalResult]:
@@ -481,7 +624,7 @@ class SandboxPool:
 
     # -- internals --------------------------------------------------------------------------------
     def _start_worker(self) -> SandboxWorker:
-        worker = SandboxWorker(self.limits, self._namespaces, self._landlock)
+        worker = SandboxWorker(self.limits, self._namespaces, self._landlock, self._seccomp)
         with self._lock:
             if self._closed:
                 worker.kill()
@@ -550,6 +693,7 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         workdir="private temporary directory, removed when the worker ends",
         output="captured and capped; protocol on its own pipe",
         wall_clock="parent timer kills and replaces the worker",
+        scores="fits re-scored by the app from a second worker that never sees the training targets",
     )
     return out
 
@@ -568,4 +712,9 @@ def fallback_warnings(prot: dict[str, Any]) -> list[str]:
         messages.append(f"process-count limit not enforced ({prot.get('rlimit_nproc')})")
     if not prot.get("rlimit_as"):
         messages.append("memory limit (RLIMIT_AS) not set")
+    if prot.get("seccomp") != "filter":
+        messages.append(f"no seccomp filter ({prot.get('seccomp', 'unknown')}); Unix sockets and the kernel "
+                        "keyring are reachable")
+    if prot.get("disk") != "tmpfs":
+        messages.append(f"no disk quota ({prot.get('disk', 'unknown')}); only the size of each file is limited")
     return messages
