@@ -488,7 +488,8 @@ def _run_llm_agent(task: LabTask, agent: str, config: dict[str, Any], context: R
     how = "missing"
     stop_reason = "missing"
     calls = 0
-    with LLMSession(llm_config, context, sandbox=(agent == "code")) as session:
+    # The code agent's sandbox only runs its <python> blocks: no fitting, no SciPy at start-up.
+    with LLMSession(llm_config, context, sandbox=(agent == "code"), fitting=False) as session:
         yield Log(f"{AGENTS[agent][0]} on {task.id}: {session.describe()}; up to {state.max_rounds} rounds, "
                   f"noise {state.noise.level:g}, temperature {state.temperature:g}")
         if agent == "code":

@@ -178,7 +178,7 @@ def apply_law(source: str, X: np.ndarray, seconds: float = 30.0) -> tuple[np.nda
     from ..sandbox import SandboxLimits, SandboxPool
 
     X = np.asarray(X, dtype=float)
-    with SandboxPool(1, SandboxLimits(cpu_seconds=seconds)) as pool:
+    with SandboxPool(1, SandboxLimits(cpu_seconds=seconds), fitting=False) as pool:
         pool.load_data(X, np.zeros(len(X)))
         result = pool.apply(source, FUNCTION_NAME)
     if not result.ok or result.predictions is None:

@@ -106,7 +106,7 @@ class LLMSession:
     """One run's LLM client, budget, cache and sandbox pool. Close it (or use ``with``)."""
 
     def __init__(self, config: dict[str, Any], context: RunContext, *, sandbox: bool = True,
-                 memory_bytes: int = 2 << 30):
+                 memory_bytes: int = 2 << 30, fitting: bool = True):
         self.context = context
         raw = dict(config.get("llm") or {})
         self.settings = LLMSettings.from_dict(raw)
@@ -136,7 +136,7 @@ class LLMSession:
         if sandbox:
             program_seconds = float(config.get("program_seconds") or 30.0)
             limits = SandboxLimits(cpu_seconds=program_seconds, memory_bytes=memory_bytes)
-            self.pool = SandboxPool(size=int(config.get("evaluators") or 1), limits=limits)
+            self.pool = SandboxPool(size=int(config.get("evaluators") or 1), limits=limits, fitting=fitting)
         self.failed_requests = 0
         self.consecutive_failures = 0
         self.last_failure = ""  # the readable reason of the last request that failed for good

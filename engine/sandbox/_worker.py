@@ -399,7 +399,9 @@ class CappedText(io.TextIOBase):
 class Worker:
     def __init__(self, cfg: dict, out_fd: int):
         import numpy as np
-        import scipy.optimize  # noqa: F401  (imported before the limits and Landlock)
+
+        if cfg.get("preload_scipy", True):
+            import scipy.optimize  # noqa: F401  (imported before the limits and Landlock)
 
         self.np = np
         self.cfg = cfg

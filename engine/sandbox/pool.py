@@ -169,7 +169,7 @@ class SandboxWorker:
     _ids = itertools.count(1)
 
     def __init__(self, limits: SandboxLimits, namespaces: bool = True, landlock: bool = True,
-                 seccomp: bool = True):
+                 seccomp: bool = True, fitting: bool = True):
         self.limits = limits
         self.evaluations = 0
         self.data_version = -1
@@ -195,6 +195,9 @@ class SandboxWorker:
             "namespaces": namespaces,
             "landlock": landlock,
             "seccomp": seccomp,
+            # SciPy's optimiser is loaded at start-up only in a worker that fits programs (about
+            # 0.4 s); one that runs code or applies a law imports it on demand, if ever.
+            "preload_scipy": fitting,
             "parent_uid": os.getuid(),
         }
         self._stderr_path = os.path.join(self.workdir, ".worker-stderr")
@@ -327,7 +330,8 @@ class SandboxPool:
     """
 
     def __init__(self, size: int = 1, limits: SandboxLimits | None = None, *,
-                 namespaces: bool = True, landlock: bool = True, seccomp: bool = True, verify: bool = True):
+                 namespaces: bool = True, landlock: bool = True, seccomp: bool = True, verify: bool = True,
+                 fitting: bool = True):
         if size < 1:
             raise ValueError("a sandbox pool needs at least one worker")
         self.size = size
@@ -336,6 +340,7 @@ class SandboxPool:
         self._landlock = landlock
         self._seccomp = seccomp
         self._verify = verify  # re-score every fit in a worker without the targets (see _rescore)
+        self._fitting = fitting  # False: a pool that only runs code or applies laws (no BFGS)
         self._verifier: SandboxWorker | None = None
         self._verify_lock = threading.Lock()
         self._y = None  # the targets, kept here: the app scores fits itself
@@ -624,7 +629,7 @@ class SandboxPool:
 
     # -- internals --------------------------------------------------------------------------------
     def _start_worker(self) -> SandboxWorker:
-        worker = SandboxWorker(self.limits, self._namespaces, self._landlock, self._seccomp)
+        worker = SandboxWorker(self.limits, self._namespaces, self._landlock, self._seccomp, self._fitting)
         with self._lock:
             if self._closed:
                 worker.kill()
