@@ -510,9 +510,15 @@ class MainWindow(QMainWindow):
         return dialog
 
     def on_data_imported(self, task_ids: list) -> None:
-        """Reload the catalog (off the GUI thread), then show and select the first new task."""
+        """Reload the catalog (off the GUI thread), then show and select the first new task and say
+        what was imported, with any warning the import gave (a constant column, say)."""
         if not task_ids:
             return
+        text = f"Imported {', '.join(task_ids[:3])}{' …' if len(task_ids) > 3 else ''}"
+        dialog = getattr(self, "import_dialog", None)
+        warnings = [w for r in (getattr(dialog, "results", None) or []) for w in r.warnings]
+        if warnings:
+            text += " · " + "; ".join(warnings[:2]) + (f" (+{len(warnings) - 2} more)" if len(warnings) > 2 else "")
 
         def select(channel, _result, first=task_ids[0]):
             if channel == "catalog":
@@ -520,9 +526,12 @@ class MainWindow(QMainWindow):
                 self.docks["browser"].show()
                 self.docks["browser"].raise_()
                 self.browser.select_task(first)
+                # After the catalog's own "N tasks" line, which would hide it.
+                self.status_label.setText(text)
+                self.status_label.setToolTip("\n".join(warnings))
 
         self.loader.ready.connect(select)
-        self.status_label.setText(f"Imported {', '.join(task_ids[:3])}{' …' if len(task_ids) > 3 else ''}")
+        self.status_label.setText(text)
         self.loader.request("catalog", registry.all_tasks)
 
     # ------------------------------------------------------------------ tasks

@@ -1099,6 +1099,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:  # e.g. `keplerlab tasks list | head`
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 -- a bug of ours: one readable line, details on request
+        if os.environ.get("KEPLERLAB_DEBUG"):
+            raise
+        _err(f"keplerlab: unexpected error: {type(exc).__name__}: {exc} (a bug in Kepler Lab; run the command "
+             "again with KEPLERLAB_DEBUG=1 to see where it happened)")
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

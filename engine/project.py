@@ -500,7 +500,8 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, label: 
     try:
         with zf.open(info) as fh:
             data = fh.read(limit + 1)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
+        # OSError: a damaged directory entry points before the start of the file.
         raise ProjectError(f"{label}: the member {info.filename} is damaged ({exc})") from None
     except (NotImplementedError, RuntimeError) as exc:
         raise ProjectError(f"{label}: the member {info.filename} cannot be read ({exc})") from None
@@ -597,9 +598,11 @@ def _open_archive(path: Path) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInf
         raise ProjectError(f"{label}: no such file") from None
     except IsADirectoryError:
         raise ProjectError(f"{label} is a folder, not a project file") from None
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, EOFError):
         raise ProjectError(f"{label} is not a Kepler Lab project: it is not a zip archive, or it was cut short "
                            "(an incomplete download or copy)") from None
+    except (NotImplementedError, ValueError) as exc:  # a damaged directory entry ("zip file version 14.7")
+        raise ProjectError(f"{label} is damaged: its zip directory cannot be read ({exc})") from None
     except OSError as exc:
         raise ProjectError(f"cannot read {label}: {exc.strerror or exc}") from None
     try:

@@ -72,6 +72,10 @@ MAX_BATCH = 20
 SLIDER_STEPS = 1000
 #: Points of a model curve drawn over the scan plot's x range.
 CURVE_POINTS = 200
+#: Longest hypothesis the box checks: it is parsed as the person types, on the GUI thread, and
+#: SymPy needs seconds for some expressions of 10,000 characters (the parser's own limit).
+#: NewtonBench's laws are under 200 characters.
+MAX_HYPOTHESIS_CHARS = 2000
 
 SYSTEM_LABELS = {"vanilla": "Vanilla: the law itself", "simple": "Simple system", "complex": "Complex system"}
 
@@ -230,7 +234,7 @@ def free_constants(text: str, variables: Sequence[str]) -> list[str]:
     Raises ``ExpressionError`` for text the whitelist parser refuses."""
     from engine.expr import parse
 
-    expr = parse(text, list(variables), allow_free_symbols=True)
+    expr = parse(text, list(variables), allow_free_symbols=True, finite=True)
     return sorted({s.name for s in expr.free_symbols} - set(variables))
 
 
@@ -279,7 +283,7 @@ def fit_law(text: str, variables: Sequence[str], X: np.ndarray, y: np.ndarray) -
 
     variables = list(variables)
     try:
-        expr = parse(text, variables, allow_free_symbols=True)
+        expr = parse(text, variables, allow_free_symbols=True, finite=True)
     except ExpressionError as exc:
         raise ValueError(f"the hypothesis cannot be read: {exc}") from None
     by_name = {s.name: s for s in expr.free_symbols}
@@ -1638,6 +1642,11 @@ class LabPanel(QWidget):
             return
         from engine.expr import ExpressionError
 
+        if len(text) > MAX_HYPOTHESIS_CHARS:  # parsed on every keystroke, on the GUI thread
+            self.hypothesis_status.setText(f"Cannot read it: the expression is too long ({len(text):,} characters; "
+                                           f"at most {MAX_HYPOTHESIS_CHARS:,} here)")
+            self.hypothesis_status.setStyleSheet("color: #b03a2e;")
+            return
         try:
             names = free_constants(text, self.task.module.law_inputs)
         except ExpressionError as exc:

@@ -15,6 +15,7 @@ resumed task's experiments writes the panel's public ``session`` and calls its r
 from __future__ import annotations
 
 from pathlib import Path
+from html import escape
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -141,7 +142,7 @@ class StudyController(QObject):
             return False
         if participant is None:
             participant, ok = QInputDialog.getText(self._dialog_parent(), study.title,
-                                                   f"<b>{study.title}</b><br>{len(study.tasks)} tasks.<br><br>"
+                                                   f"<b>{escape(study.title)}</b><br>{len(study.tasks)} tasks.<br><br>"
                                                    "Participant id:")
             if not ok or not participant.strip():
                 return False
@@ -264,9 +265,10 @@ class StudyController(QObject):
         if s is None:
             return ""
         if s.finished:
-            return f"<b>{self.study.title}</b> · {s.participant} · finished"
-        return (f"<b>{self.study.title}</b> · participant {s.participant} · task <b>{s.index + 1}</b> of "
-                f"{s.n_tasks} · rounds {s.rounds_used()} of {self.study.round_limit}")
+            return f"<b>{escape(self.study.title)}</b> · {s.participant} · finished"
+        note = " · <i>resumed after an interruption: everything recorded is kept</i>" if s.interrupted else ""
+        return (f"<b>{escape(self.study.title)}</b> · participant {s.participant} · task <b>{s.index + 1}</b> of "
+                f"{s.n_tasks} · rounds {s.rounds_used()} of {self.study.round_limit}{note}")
 
     def _update_status(self) -> None:
         self.bar.status.setText(self._status_html())
@@ -302,7 +304,12 @@ class StudyController(QObject):
             if answer != QMessageBox.StandardButton.Yes:
                 return None
         self.panel.shutdown()  # a submission being scored is recorded on this task first
-        task = s.next_task(reason=reason)
+        try:
+            task = s.next_task(reason=reason)
+        except Exception as exc:  # noqa: BLE001 -- a full or locked session file: say so, stay on the task
+            self._error("Study data not saved", f"Moving on could not be written to {s.store.path}: {exc}. "
+                        "You stay on this task; everything recorded before is kept.")
+            return None
         if task is None:
             self._finish()
             return None
@@ -324,7 +331,7 @@ class StudyController(QObject):
                 eq = sub.get("equivalent")
                 cells += [_fmt(sub.get("rmsle")), "—" if not sub else ("✓" if eq else "✗" if eq is False else "?")]
             rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-        return (f"<b>{self.study.title}</b>: all {s.n_tasks} tasks done. Thank you, {s.participant}!"
+        return (f"<b>{escape(self.study.title)}</b>: all {s.n_tasks} tasks done. Thank you, {s.participant}!"
                 f"<table cellspacing=6>{head}{''.join(rows)}</table>")
 
     def _finish(self) -> None:
@@ -350,7 +357,10 @@ class StudyController(QObject):
         except (RuntimeError, TypeError):
             pass
         self.panel.shutdown()
-        self.session.close()
+        try:
+            self.session.leave()
+        except Exception:  # noqa: BLE001 -- a store fault on leaving loses nothing recorded before
+            self.session.close()
         self.session = None
         self._lock(False)
         self.panel.set_round_limit(None)
@@ -465,7 +475,7 @@ class InstructorDialog(QDialog):
                     font.setBold(True)
                     item.setFont(font)
                 self.table.setItem(i, j, item)
-        self.summary.setText(f"<b>{self.study.title}</b> · {len(agg['participants'])} participants · "
+        self.summary.setText(f"<b>{escape(self.study.title)}</b> · {len(agg['participants'])} participants · "
                              f"{len(self.study.tasks)} tasks · accuracy is the symbolic check of each final "
                              "submission (1 = equivalent)")
         self._show_paper(agg)

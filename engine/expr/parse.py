@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import math
+import unicodedata
 from typing import Iterable, Mapping
 
 import sympy as sp
@@ -99,6 +100,12 @@ _COMPARISONS = {
 #: Named constants.
 CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "e": sp.E}
 
+#: Values an expression (or any part of it) must not take: SymPy's results of 1/0, 0/0, log(0).
+_UNDEFINED = (sp.zoo, sp.nan, sp.oo, -sp.oo)
+
+_OP_WORDS = {ast.Add: "the sum", ast.Sub: "the difference", ast.Mult: "the product", ast.Div: "the division",
+             ast.Pow: "the power"}
+
 _BINOPS = {
     ast.Add: lambda a, b: a + b,
     ast.Sub: lambda a, b: a - b,
@@ -118,13 +125,17 @@ def parse(
     variables: Iterable[str],
     constants: Mapping[str, float] | None = None,
     allow_free_symbols: bool = False,
+    finite: bool = False,
 ) -> sp.Expr:
     """Parse ``text`` into a SymPy expression over ``variables``.
 
     ``constants`` are named numbers substituted while parsing (e.g. ``{"k": 0.3}``).
     ``^`` is accepted as power. With ``allow_free_symbols`` unknown names become symbols (used
     for templates with named parameters); otherwise an unknown name is an error naming the
-    valid ones.
+    valid ones. With ``finite`` a part that is infinite or undefined (``1/0``, ``log(0)``) or a
+    constant too large for a float (``exp(1000)``) is refused with its position: for text a
+    person typed. Without it such a model is kept and evaluates to NaN (a candidate written
+    by a method is then merely invalid, see :func:`engine.expr.tools.compile_numpy`).
     """
     if not isinstance(text, str):
         raise ExpressionError("the expression must be text")
@@ -141,12 +152,14 @@ def parse(
         reason = exc.msg
         if source.count("(") != source.count(")"):
             reason = "unbalanced brackets"
+        elif "integer string conversion" in reason:
+            reason = "a number has too many digits"
         raise ExpressionError(f"cannot parse the expression: {reason}", text, offset) from None
     except (RecursionError, MemoryError):
         raise ExpressionError("the expression is nested too deeply", text) from None
     names = symbols_for(variables)
     consts = dict(constants or {})
-    builder = _Builder(names, consts, allow_free_symbols, text)
+    builder = _Builder(names, consts, allow_free_symbols, text, finite)
     try:
         expr = builder.build(tree.body, 0)
     except (RecursionError, MemoryError):
@@ -154,12 +167,21 @@ def parse(
     return sp.sympify(expr) if not isinstance(expr, sp.Basic) else expr
 
 
+def _non_ascii(name: str) -> str:
+    """A hint for a name that looks right but is not (a Cyrillic 'х' for 'x', a Greek 'ο')."""
+    odd = next((ch for ch in name if not ch.isascii()), None)
+    if odd is None:
+        return ""
+    return f" (it contains the non-ASCII character '{odd}', U+{ord(odd):04X} {unicodedata.name(odd, '')})"
+
+
 class _Builder:
-    def __init__(self, names, consts, allow_free, text):
+    def __init__(self, names, consts, allow_free, text, finite=False):
         self.names = names
         self.consts = consts
         self.allow_free = allow_free
         self.text = text
+        self.finite = finite
 
     def fail(self, message, node):
         raise ExpressionError(message, self.text, getattr(node, "col_offset", None))
@@ -173,6 +195,8 @@ class _Builder:
                 self.fail(f"only numbers are allowed as literals, not {value!r}", node)
             if isinstance(value, float) and not math.isfinite(value):
                 self.fail("numbers must be finite", node)
+            if abs(value) > MAX_NUMBER:
+                self.fail(f"the number is too large (at most {MAX_NUMBER:g})", node)
             return sp.Integer(value) if isinstance(value, int) else sp.Float(value)
         if isinstance(node, ast.Name):
             return self.name(node)
@@ -180,7 +204,8 @@ class _Builder:
             op = _BINOPS.get(type(node.op))
             if op is None:
                 self.fail(f"the operator {type(node.op).__name__} is not allowed", node)
-            return op(self.build(node.left, depth + 1), self.build(node.right, depth + 1))
+            left, right = self.build(node.left, depth + 1), self.build(node.right, depth + 1)
+            return self.checked(lambda: op(left, right), node, _OP_WORDS[type(node.op)])
         if isinstance(node, ast.UnaryOp):
             operand = self.build(node.operand, depth + 1)
             if isinstance(node.op, ast.USub):
@@ -218,7 +243,7 @@ class _Builder:
         if ident in FUNCTIONS:
             self.fail(f"'{ident}' is a function; call it with brackets", node)
         valid = ", ".join(sorted(self.names)) or "none"
-        self.fail(f"unknown name '{ident}' (variables: {valid})", node)
+        self.fail(f"unknown name '{ident}'{_non_ascii(ident)} (variables: {valid})", node)
 
     def function(self, name, node):
         if name not in FUNCTIONS:
@@ -233,7 +258,7 @@ class _Builder:
             name = node.func.id
             if name.startswith("_") or name not in FUNCTIONS:
                 known = ", ".join(sorted(FUNCTIONS))
-                self.fail(f"unknown function '{name}' (known: {known})", node)
+                self.fail(f"unknown function '{name}'{_non_ascii(name)} (known: {known})", node)
             func = FUNCTIONS[name]
         elif isinstance(node.func, ast.Attribute):
             # Accept np.sin / numpy.exp / math.log written by LLMs, nothing else.
@@ -248,9 +273,41 @@ class _Builder:
             self.fail(f"{name}() takes {arity} argument{'s' if arity > 1 else ''}", node)
         if name == "where":
             cond = self.condition(node.args[0], depth + 1)
-            return func(cond, self.build(node.args[1], depth + 1), self.build(node.args[2], depth + 1))
-        args = [self.build(a, depth + 1) for a in node.args]
-        return func(*args)
+            args = [cond, self.build(node.args[1], depth + 1), self.build(node.args[2], depth + 1)]
+        else:
+            args = [self.build(a, depth + 1) for a in node.args]
+        return self.checked(lambda: func(*args), node, f"{name}()")
+
+    def checked(self, make, node, what: str):
+        """``make()`` (one operator or function applied), refused when SymPy cannot apply it
+        (``mod(x, 0)``); with ``finite`` also when the result is infinite or undefined (``1/0``,
+        ``log(0)``, ``x/0``: such a value appears as the result or one of its direct arguments,
+        so checking every node finds it where it arises) or a constant beyond ``MAX_NUMBER``
+        (``exp(1000)``): evaluating the model would give inf or NaN everywhere."""
+        try:
+            value = make()
+        except ExpressionError:
+            raise
+        except (ArithmeticError, TypeError, ValueError) as exc:
+            self.fail(f"{what} is undefined here ({exc})", node)
+        if not self.finite or not isinstance(value, sp.Basic):
+            return value
+        if value in _UNDEFINED or any(a in _UNDEFINED for a in value.args):
+            self.fail(f"{what} gives an infinite or undefined value (a division by zero, log(0), ...)", node)
+        if value.is_number and not value.is_Number:
+            # A constant such as exp(1000): its parts are below MAX_NUMBER (checked when built),
+            # so evaluating this one level is quick.
+            try:
+                magnitude = abs(complex(value.evalf(15)))
+            except (TypeError, ValueError):
+                return value  # not a plain number (e.g. a piecewise constant): left as it is
+            except OverflowError:
+                magnitude = math.inf
+            if not magnitude <= MAX_NUMBER:
+                self.fail(f"{what} gives a constant too large to compute with (more than {MAX_NUMBER:g})", node)
+        elif value.is_Number and not abs(value) <= MAX_NUMBER:
+            self.fail(f"{what} gives a number too large to compute with (more than {MAX_NUMBER:g})", node)
+        return value
 
     def condition(self, node, depth):
         """The first argument of ``where``: one comparison of two expressions."""

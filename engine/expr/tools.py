@@ -32,9 +32,14 @@ def compile_numpy(expr: sp.Expr, variables: Sequence[str]) -> Callable[[np.ndarr
         X = np.asarray(X, dtype=float)
         if X.ndim == 1:
             X = X[:, None]
-        with np.errstate(all="ignore"):
-            out = func(*[X[:, i] for i in range(X.shape[1])])
-        out = np.asarray(out, dtype=complex if np.iscomplexobj(out) else float)
+        try:
+            with np.errstate(all="ignore"):
+                out = func(*[X[:, i] for i in range(X.shape[1])])
+            out = np.asarray(out, dtype=complex if np.iscomplexobj(out) else float)
+        except (ArithmeticError, TypeError, ValueError):
+            # A constant part computed in Python numbers (pi**1000, a 400-digit integer)
+            # overflows instead of giving inf: the model is undefined everywhere.
+            return np.full(X.shape[0], np.nan)
         if np.iscomplexobj(out):
             real = np.where(np.abs(out.imag) > 1e-12 * (1 + np.abs(out.real)), np.nan, out.real)
             out = real.astype(float)

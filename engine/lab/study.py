@@ -42,6 +42,7 @@ from typing import Any, Iterable
 
 from .. import paths
 from ..atomic import write_atomically
+from ..store.db import BUSY_TIMEOUT, store_fault
 from . import NOISE_LEVELS, get_task
 
 SCHEMA_VERSION = 1
@@ -57,7 +58,9 @@ SECRET_KEYS = frozenset({"ground_truth", "truth", "truths"})
 PARTICIPANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 
 #: Event kinds written by the study itself (the lab panel's own kinds pass through unchanged).
-STUDY_KINDS = ("study_start", "study_resume", "task_start", "task_end", "study_finish")
+STUDY_KINDS = ("study_start", "study_resume", "study_leave", "task_start", "task_end", "study_finish")
+#: Kinds that end a participant's sitting in order; any other last event means the program died.
+ORDERLY_ENDS = ("study_leave", "study_finish")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -159,17 +162,48 @@ def load_study(path: str | Path) -> Study:
         raw = path.read_bytes()
     except OSError as exc:
         raise StudyError(f"{path}: cannot read the study file: {exc.strerror or exc}") from None
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(raw.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise StudyError(f"{path}: not valid JSON: {exc}") from None
-    else:
-        try:
-            data = tomllib.loads(raw.decode("utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise StudyError(f"{path}: not valid TOML: {exc}") from None
+    if len(raw) > MAX_STUDY_BYTES:
+        raise StudyError(f"{path}: the study file is {len(raw):,} bytes; a study file is at most "
+                         f"{MAX_STUDY_BYTES:,} (is this the right file?)")
+    try:
+        text = raw.decode("utf-8-sig")  # Notepad writes a byte-order mark
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise StudyError(f"{path}, line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8 text; "
+                         "save the study file as UTF-8") from None
+    kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+    try:
+        if kind == "JSON":
+            data = json.loads(text, object_pairs_hook=_no_repeated_keys)
+        else:
+            data = tomllib.loads(text)
+    except RecursionError:
+        raise StudyError(f"{path}: not valid {kind}: nested too deeply") from None
+    except _RepeatedKey as exc:
+        raise StudyError(f"{path}: `{exc}` is given twice; give each setting once") from None
+    except ValueError as exc:  # json.JSONDecodeError and tomllib.TOMLDecodeError name line and column
+        raise StudyError(f"{path}: not valid {kind}: {exc}") from None
     return study_from_dict(data, path)
+
+
+#: A study file is a few lines; anything larger is the wrong file.
+MAX_STUDY_BYTES = 1 << 20
+MAX_TITLE_CHARS = 200
+
+
+class _RepeatedKey(Exception):
+    pass
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object whose keys are unique (TOML refuses repeated keys itself; JSON would
+    silently keep the last one)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise _RepeatedKey(key)
+        out[key] = value
+    return out
 
 
 def study_from_dict(data: Any, path: str | Path = "<study>") -> Study:
@@ -186,6 +220,10 @@ def study_from_dict(data: Any, path: str | Path = "<study>") -> Study:
     title = data.get("title")
     if not isinstance(title, str) or not title.strip():
         raise bad("title", "is missing or empty: give the study a title")
+    if len(title) > MAX_TITLE_CHARS:
+        raise bad("title", f"is {len(title):,} characters long; at most {MAX_TITLE_CHARS} (it is shown in the window)")
+    if any(not ch.isprintable() for ch in title):
+        raise bad("title", "contains a control character (a line break, tab or NUL); write it on one line")
     tasks = data.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise bad("tasks", "must be a non-empty list of lab task ids")
@@ -283,9 +321,14 @@ class SessionStore:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.conn = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(str(self.path), timeout=10.0, isolation_level=None)
+        except OSError as exc:
+            raise StudyError(f"{self.path}: cannot create the folder of the session store: {exc.strerror or exc}; "
+                             "choose a study folder that can be written") from None
+        try:
+            self.conn = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT, isolation_level=None)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
@@ -302,7 +345,15 @@ class SessionStore:
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
         except sqlite3.DatabaseError as exc:
-            raise StudyError(f"{self.path}: cannot use the session store: {exc}") from None
+            self.close()
+            raise self._fault("open", exc) from None
+        except BaseException:
+            self.close()
+            raise
+
+    def _fault(self, doing: str, exc: sqlite3.DatabaseError) -> StudyError:
+        """A StudyError naming the file, the fault and what to do (engine.store's wording)."""
+        return StudyError(str(store_fault(doing, self.path, exc, BUSY_TIMEOUT, what="the study's session store")))
 
     def close(self) -> None:
         if self.conn is not None:
@@ -318,7 +369,10 @@ class SessionStore:
     # -------------------------------------------------------------- participants
 
     def participant(self, participant: str) -> dict | None:
-        row = self.conn.execute("SELECT * FROM participants WHERE participant=?", (participant,)).fetchone()
+        try:
+            row = self.conn.execute("SELECT * FROM participants WHERE participant=?", (participant,)).fetchone()
+        except sqlite3.DatabaseError as exc:  # a damaged page is found when a query reaches it
+            raise self._fault("read", exc) from None
         if row is None:
             return None
         out = dict(row)
@@ -330,26 +384,38 @@ class SessionStore:
         return [self.participant(r[0]) for r in rows]
 
     def add_participant(self, participant: str, study_hash: str, order: list[str], started: float) -> None:
-        self.conn.execute("INSERT INTO participants VALUES (?, ?, ?, ?, 0, NULL)",
-                          (participant, study_hash, json.dumps(order), started))
+        try:
+            self.conn.execute("INSERT INTO participants VALUES (?, ?, ?, ?, 0, NULL)",
+                              (participant, study_hash, json.dumps(order), started))
+        except sqlite3.DatabaseError as exc:
+            raise self._fault("write to", exc) from None
 
     def set_position(self, participant: str, index: int, finished: float | None) -> None:
-        self.conn.execute("UPDATE participants SET current_task=?, finished=? WHERE participant=?",
-                          (index, finished, participant))
+        try:
+            self.conn.execute("UPDATE participants SET current_task=?, finished=? WHERE participant=?",
+                              (index, finished, participant))
+        except sqlite3.DatabaseError as exc:
+            raise self._fault("write to", exc) from None
 
     # -------------------------------------------------------------- events
 
     def append(self, participant: str, task: str | None, kind: str, t: float, payload: dict) -> int:
         text = json.dumps(_clean(payload), allow_nan=False, sort_keys=True)
-        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.DatabaseError as exc:
+            raise self._fault("write to", exc) from None
         try:
             seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE participant=?",
                                     (participant,)).fetchone()[0]
             self.conn.execute("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
                               (participant, task, seq, float(t), str(kind), text))
             self.conn.execute("COMMIT")
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            if self.conn.in_transaction:  # a failed COMMIT (full disk) may have ended it already
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise self._fault("write to", exc) from None
             raise
         return seq
 
@@ -366,7 +432,11 @@ class SessionStore:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY participant, seq"
         out = []
-        for row in self.conn.execute(sql, args):
+        try:
+            rows = self.conn.execute(sql, args).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise self._fault("read", exc) from None
+        for row in rows:
             out.append({"participant": row["participant"], "task": row["task"], "seq": row["seq"], "t": row["t"],
                         "kind": row["kind"], "payload": _restore(json.loads(row["payload"]))})
         return out
@@ -394,6 +464,7 @@ class StudySession:
         self.index: int = int(row["current_task"])
         self.finished_at: float | None = row["finished"]
         self.resumed = resumed
+        self.interrupted = False  # resumed after the program died (no "Leave study" before)
 
     @classmethod
     def open(cls, study: Study, participant: str, store_path: str | Path | None = None,
@@ -419,7 +490,10 @@ class StudySession:
                                  f"study (settings digest {row['study_hash']}, the file now gives {study.hash}); "
                                  "use a new participant id or restore the study file")
             session = cls(study, participant, store, row, resumed=True)
-            session.record({"kind": "study_resume", "t": now, "task": session.current_task, "index": session.index})
+            last = store.events(participant)[-1:]
+            session.interrupted = bool(last) and last[0]["kind"] not in ORDERLY_ENDS
+            session.record({"kind": "study_resume", "t": now, "task": session.current_task, "index": session.index,
+                            "after": "interrupted" if session.interrupted else "leave"})
             return session
         except BaseException:
             store.close()
@@ -427,6 +501,14 @@ class StudySession:
 
     def close(self) -> None:
         self.store.close()
+
+    def leave(self, now: float | None = None) -> None:
+        """The participant stops for now in order ("Leave study"): recorded, then closed. A
+        sitting that ends without this (a crash, kill -9) is marked interrupted on resume."""
+        if not self.finished:
+            self.record({"kind": "study_leave", "t": time.time() if now is None else now,
+                         "task": self.current_task, "index": self.index})
+        self.close()
 
     # -------------------------------------------------------------- position
 

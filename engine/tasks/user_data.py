@@ -208,11 +208,26 @@ def _read_text(path: Path) -> str:
         raise DataImportError(f"{label}, line {line}: contains a NUL character; this is not a text table")
     if not text.strip():
         raise DataImportError(f"{label}: the file is empty")
+    if "\r" in text:
+        # Classic Mac OS line ends (a lone CR) would otherwise reach the csv module as one line.
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
 
 
 def _field_counts(sample: str, delimiter: str) -> list[int]:
-    return [len(row) for row in csv.reader(io.StringIO(sample), delimiter=delimiter) if row]
+    try:
+        return [len(row) for row in csv.reader(io.StringIO(sample), delimiter=delimiter) if row]
+    except csv.Error:  # e.g. a cell over the csv module's size limit: reported when the table is read
+        return []
+
+
+def _csv_problem(exc: csv.Error) -> str:
+    """The csv module's complaint in the words of the module notes."""
+    text = str(exc)
+    if "field larger than field limit" in text:
+        return (f"a cell is longer than {csv.field_size_limit():,} characters; "
+                "this does not look like a table of numbers")
+    return text
 
 
 def _sniff(text: str, label: str) -> str:
@@ -273,6 +288,10 @@ def _text_problem(cell: str) -> str:
     hint = ""
     if re.fullmatch(r"[+-]?\d+,\d+([eE][+-]?\d+)?", shown):
         hint = " (a decimal comma? use a point as the decimal separator)"
+    elif "\n" in cell:
+        hint = " (a quoted cell running over several lines: is a closing quotation mark missing?)"
+    # Line breaks and control characters are shown escaped, so the message stays one line.
+    shown = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in shown)
     return f"'{shown}' is not a number{hint}"
 
 
@@ -321,7 +340,7 @@ def _read_table(path: str | os.PathLike, delimiter: str | None = None, header: b
     try:
         first = next((row for row in reader if any(c.strip() for c in row)), None)
     except csv.Error as exc:
-        raise DataImportError(f"{label}, line {reader.line_num}: {exc}") from None
+        raise DataImportError(f"{label}, line {reader.line_num}: {_csv_problem(exc)}") from None
     if first is None:
         raise DataImportError(f"{label}: the file is empty")
     first_line = reader.line_num
@@ -356,11 +375,19 @@ def _read_table(path: str | os.PathLike, delimiter: str | None = None, header: b
     lines: list[int] = []
     kinds: list[dict[str, list]] = [{} for _ in range(n_cols)]
     preview: list[list[str]] = []
+    last_line = first_line  # where the previous row ended: a quoted cell may span lines
     try:
         for row in rows_iter:
-            line = first_line if row is first else reader.line_num
+            end = first_line if row is first else reader.line_num
+            # A row is reported at the line where it starts (where an editor shows it).
+            line, last_line = (first_line if row is first else last_line + 1), end
             if not row or not any(c.strip() for c in row):
                 continue  # blank line
+            if len(row) != n_cols and end > line and any("\n" in c for c in row):
+                raise DataImportError(
+                    f"{label}, line {line}: a quoted cell starting on this line runs on to line {end}; "
+                    "is a closing quotation mark (\") missing?"
+                )
             if len(row) != n_cols:
                 raise DataImportError(
                     f"{label}, line {line}: {len(row)} field{'s' if len(row) != 1 else ''}, expected {n_cols} "
@@ -381,7 +408,7 @@ def _read_table(path: str | os.PathLike, delimiter: str | None = None, header: b
             if len(preview) < PREVIEW_ROWS:
                 preview.append([c.strip() for c in row])
     except csv.Error as exc:
-        raise DataImportError(f"{label}, line {reader.line_num}: {exc}") from None
+        raise DataImportError(f"{label}, line {reader.line_num}: {_csv_problem(exc)}") from None
     array = np.array(values, dtype=float).reshape(len(values), n_cols)
     return _Table(path, delimiter, bool(header), columns, names, array, np.array(lines, dtype=int), kinds, preview)
 
@@ -684,6 +711,24 @@ def import_table(
         raise DataImportError(
             f"{main.label} has {values.shape[0]} usable data row{'s' if values.shape[0] != 1 else ''}{extra}; "
             f"at least {MIN_ROWS} are needed"
+        )
+    # A column holding one value in every row carries no information: as the target there is
+    # nothing to discover; as the only inputs nothing can explain the target.
+    flat = [c for c in (t, *chosen) if np.all(values[:, c] == values[0, c])]
+    if t in flat:
+        raise DataImportError(
+            f"{main.label}, column '{main.columns[t]}': the target has the same value ({values[0, t]:g}) in every "
+            "usable row; there is no law to discover"
+        )
+    if len(flat) == len(chosen):
+        raise DataImportError(
+            f"{main.label}: every input column ({', '.join(main.columns[c] for c in flat)}) holds one value in all "
+            "usable rows; nothing can explain the target"
+        )
+    if flat:
+        warn.append(
+            f"column{'s' if len(flat) > 1 else ''} {', '.join(main.columns[c] for c in flat)} "
+            f"hold{'' if len(flat) > 1 else 's'} the same value in every row and cannot explain the target"
         )
 
     def xy(vals: np.ndarray, cols: list[int], target_col: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1073,15 +1118,50 @@ def _open_hdf5(path: Path):
         raise DataImportError(f"{path.name}: not a readable HDF5 file ({exc})") from None
 
 
+#: Most values one HDF5 array may hold, and all arrays of one import together. The arrays are
+#: read into memory before anything is written, and a file of a few kilobytes may declare an
+#: array of 10⁹ rows (never written, so it costs the file nothing): without a limit, reading it
+#: would exhaust memory. LLM-SRBench's problems hold a few thousand rows each.
+MAX_HDF5_VALUES = 20_000_000
+MAX_HDF5_TOTAL_VALUES = 60_000_000
+
+
+def _hdf5_guard(label: str, where: str, read):
+    """``read()``, with what h5py raises on a damaged file (OSError, KeyError, RuntimeError, ...)
+    turned into a DataImportError naming the file and the object being read."""
+    try:
+        return read()
+    except DataImportError:
+        raise
+    except (OSError, KeyError, RuntimeError, ValueError, TypeError, IndexError) as exc:
+        place = f", reading {where}" if where else ""
+        raise DataImportError(f"{label}{place}: the HDF5 file is damaged or cannot be read ({exc})") from None
+
+
 def _hdf5_problems(fh, label: str) -> list[Hdf5Problem]:
     import h5py
 
     problems: list[Hdf5Problem] = []
 
     def visit(name, obj):
-        if isinstance(obj, h5py.Group) and any(k in obj and isinstance(obj[k], h5py.Dataset) for k in ("train", "train_data")):
+        if not isinstance(obj, h5py.Group):
+            return
+        # Links are looked at, never followed: an external link would read another file on
+        # this disk, a dangling one cannot be opened.
+        items = {}
+        for key in obj:
+            link = obj.get(key, getlink=True)
+            if isinstance(link, h5py.HardLink):
+                items[key] = obj[key]
+            elif key in HDF5_SPLITS:
+                target = (f"an external link to {link.filename}:{link.path}" if isinstance(link, h5py.ExternalLink)
+                          else f"a link to {getattr(link, 'path', '?')}")
+                raise DataImportError(
+                    f"{label}: /{name}/{key} is {target}; only arrays stored in the file itself are read"
+                )
+        if any(isinstance(items.get(k), h5py.Dataset) for k in ("train", "train_data")):
             splits, ignored = {}, []
-            for key, item in obj.items():
+            for key, item in items.items():
                 if isinstance(item, h5py.Dataset):
                     if key in HDF5_SPLITS:
                         splits[key] = tuple(item.shape)
@@ -1089,7 +1169,7 @@ def _hdf5_problems(fh, label: str) -> list[Hdf5Problem]:
                         ignored.append(key)
             problems.append(Hdf5Problem(name, splits, ignored))
 
-    fh.visititems(visit)
+    _hdf5_guard(label, "", lambda: fh.visititems(visit))
     if not problems:
         raise DataImportError(
             f"{label}: no problem found; expected groups such as /lsr_transform/<name> or "
@@ -1141,8 +1221,9 @@ def import_llmsrbench_hdf5(
             if unknown:
                 raise DataImportError(f"{label} has no problem {', '.join(sorted(unknown))}")
             problems = [p for p in problems if p.path in wanted]
+        total_values = 0
         for problem in problems:
-            group = fh[problem.path]
+            group = _hdf5_guard(label, f"/{problem.path}", lambda problem=problem: fh[problem.path])
             arrays: dict[str, np.ndarray] = {}
             width = None
             for key in sorted(problem.splits, key=lambda k: SPLITS.index(HDF5_SPLITS[k])):
@@ -1150,7 +1231,7 @@ def import_llmsrbench_hdf5(
                 where = f"{label}: /{problem.path}/{key}"
                 if ours in arrays:
                     raise DataImportError(f"{where}: a second {ours} split in the same group")
-                dataset = group[key]
+                dataset = _hdf5_guard(label, f"/{problem.path}/{key}", lambda key=key: group[key])
                 if dataset.dtype.kind not in "fiu":
                     raise DataImportError(f"{where} holds {dataset.dtype} values, expected numbers")
                 if dataset.ndim != 2 or dataset.shape[1] < 2:
@@ -1163,13 +1244,20 @@ def import_llmsrbench_hdf5(
                         f"{where} has {dataset.shape[1]} columns but the other splits of /{problem.path} have {width}"
                     )
                 width = dataset.shape[1]
-                data = np.asarray(dataset[()], dtype=float)
+                total_values += dataset.size
+                if dataset.size > MAX_HDF5_VALUES or total_values > MAX_HDF5_TOTAL_VALUES:
+                    limit = (f"at most {MAX_HDF5_VALUES:,} are read from one array" if dataset.size > MAX_HDF5_VALUES
+                             else f"the arrays read so far hold {total_values:,}; at most {MAX_HDF5_TOTAL_VALUES:,} "
+                             "are read in one import (choose fewer problems)")
+                    raise DataImportError(f"{where} has shape {tuple(dataset.shape)}: {dataset.size:,} values; {limit}")
+                data = _hdf5_guard(label, f"/{problem.path}/{key}",
+                                   lambda dataset=dataset: np.asarray(dataset[()], dtype=float))
                 bad = ~np.isfinite(data)
                 if bad.any():
                     r, c = map(int, np.argwhere(bad)[0])
                     what = "NaN" if np.isnan(data[r, c]) else "infinite"
                     col = "column 0 (the target)" if c == 0 else f"column {c} (input {c})"
-                    raise DataImportError(f"{where}, row {r}, {col}: the value is {what}")
+                    raise DataImportError(f"{where}, row {r}, {col}: the value is {what} (rows count from 0)")
                 if data.shape[0] == 0:
                     raise DataImportError(f"{where} has no rows")
                 arrays[ours] = data
@@ -1179,7 +1267,9 @@ def import_llmsrbench_hdf5(
                     f"{label}: /{problem.path}/train has {n} rows; at least {MIN_TRAIN_ROWS} are needed"
                 )
             problem_name = problem.path.rsplit("/", 1)[-1]
-            names = _hdf5_symbols(group, symbols.get(problem_name) or symbols.get(problem.path), width, f"{label}: /{problem.path}")
+            given = symbols.get(problem_name) or symbols.get(problem.path)
+            names = _hdf5_guard(label, f"/{problem.path}",
+                                partial(_hdf5_symbols, group, given, width, f"{label}: /{problem.path}"))
             safe = _unique_names(names)
             name = _hdf5_name(prefix, problem.path)
             variables = [
@@ -1242,7 +1332,10 @@ def _hdf5_symbols(group, given: Sequence[str] | None, width: int, where: str) ->
     names = given
     if names is None and "symbols" in group.attrs:
         raw = group.attrs["symbols"]
-        names = [n.decode() if isinstance(n, bytes) else str(n) for n in np.atleast_1d(raw)]
+        try:
+            names = [n.decode() if isinstance(n, bytes) else str(n) for n in np.atleast_1d(raw)]
+        except UnicodeDecodeError:
+            raise DataImportError(f"{where}: the 'symbols' attribute is not UTF-8 text") from None
     if names is None:
         return ["y"] + [f"x{i}" for i in range(1, width)]
     names = [str(n).strip() for n in names]

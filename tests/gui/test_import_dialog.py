@@ -169,3 +169,18 @@ def test_import_an_llmsrbench_hdf5_file(window, qtbot, tmp_path):
     assert window.browser.select_task("llmsrbench/lsr-synth/chemistry/CKR1")
     assert window.detail.reveal_button.isVisible() and window.detail.reveal_button.isEnabled()
     assert not window.detail.truth.isVisible()
+
+
+def test_an_import_warning_reaches_the_status_bar(window, qtbot, tmp_path):
+    """A column that holds one value in every row is imported with a warning; the window says so."""
+    x = np.linspace(0.0, 1.0, 40)
+    rows = [f"{a:.12g},3,{2 * a + 1:.12g}" for a in x]
+    path = tmp_path / "flat.csv"
+    path.write_text("\n".join(["x,c,y"] + rows) + "\n", encoding="utf-8")
+    dialog = open_dialog(window, qtbot, path)
+    dialog.target_combo.setCurrentText("y")
+    qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: window.browser.current_task_id() == "user/flat", timeout=15000)
+    warnings = [w for r in dialog.results for w in r.warnings]
+    assert warnings and any("same value" in w for w in warnings), warnings
+    assert "Imported user/flat" in window.status_label.text() and "same value" in window.status_label.text()
