@@ -737,9 +737,14 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"Run {event.run_id} on {event.task_id}")
         self.refresh_history()
 
+    def _live_shown(self) -> bool:
+        """The panels show the live run (not a stored run opened while it goes on)."""
+        return self.displayed_run is not None and self.displayed_run == self.controller.run_id
+
     def _on_run_event(self, event) -> None:
         if isinstance(event, m.Progress):
-            self.loss.append(event.iteration, event.best_loss)
+            if self._live_shown():  # never into a stored run's curve
+                self.loss.append(event.iteration, event.best_loss)
             fraction = progress_fraction(event, self.run_seconds)
             self.run_panel.show_progress(fraction, f"iteration {event.iteration} · {event.elapsed:.1f} s")
             self.activity.update("run", 1000 * fraction)
@@ -747,7 +752,8 @@ class MainWindow(QMainWindow):
                 f"Best training NMSE {event.best_loss:.4g} after {event.evaluations:,} evaluations."
             )
         elif isinstance(event, m.ParetoFront):
-            self._pending_front = event
+            if self._live_shown():
+                self._pending_front = event
         elif isinstance(event, m.Log):
             if event.level != "info":
                 self.status_label.setText(f"{event.level}: {event.message}")
@@ -757,18 +763,32 @@ class MainWindow(QMainWindow):
 
     def _apply_front(self) -> None:
         event, self._pending_front = self._pending_front, None
-        if event is not None:
+        # A front that arrived just before the user opened a stored run is not that run's.
+        if event is not None and self._live_shown():
             rows = [{"expression": c.expression, "complexity": c.complexity, "loss": c.loss} for c in event.candidates]
             self.candidates.set_front(rows, event.iteration)
 
     def _on_run_finished(self, result: RunFinished) -> None:
-        self._apply_front()
         self.activity.update("run", 1000, text="Computing the final model's fit…")
-        if self.displayed_run == result.run_id:
+        shown = self.displayed_run == result.run_id  # else the user is looking at a stored run
+        task = self.task_for(result.task_id)
+        if shown:
+            self._apply_front()
             self.llm_panel.flush()
             if getattr(result, "llm", None):
                 self.llm_panel.set_budget(result.llm)
-        task = self.task_for(result.task_id)
+            self._show_finished(result, task)
+        self.run_panel.show_progress(1.0, result.status)
+        nmse = (result.metrics.get("id") or {}).get("nmse")
+        summary = f"Run {result.status}" + (f": test-ID NMSE {nmse:.3g}" if nmse is not None else "")
+        if result.error:
+            summary += f" — {result.error}"
+        self.run_panel.show_status(summary)
+        self.status_label.setText(summary)
+        self.refresh_history(select=result.run_id if shown else None)
+
+    def _show_finished(self, result: RunFinished, task) -> None:
+        """The result and candidate panels for the run that just ended (while it is on show)."""
         target = task.model_label if task else "y"
         if result.status == "failed" and not result.expression:
             self.result.clear(f"The run failed: {result.error}")
@@ -783,14 +803,6 @@ class MainWindow(QMainWindow):
         # with it for the interpreter).
         self._front_to_score = (result.run_id, task)
         self.progress_tabs.setCurrentWidget(self.pareto)
-        self.run_panel.show_progress(1.0, result.status)
-        nmse = (result.metrics.get("id") or {}).get("nmse")
-        summary = f"Run {result.status}" + (f": test-ID NMSE {nmse:.3g}" if nmse is not None else "")
-        if result.error:
-            summary += f" — {result.error}"
-        self.run_panel.show_status(summary)
-        self.status_label.setText(summary)
-        self.refresh_history(select=result.run_id)
 
     def _on_fit_ready(self, ready: FitReady) -> None:
         if ready.run_id is not None and ready.run_id != self.displayed_run:
@@ -884,8 +896,12 @@ class MainWindow(QMainWindow):
         self._update_replay_action()
 
     def open_run(self, run_id: str) -> None:
-        """Show a stored run: its loss curve, last Pareto front, result and fit."""
-        if self.store is None or (self.controller.is_running() and run_id == self.controller.run_id):
+        """Show a stored run: its loss curve, last Pareto front, result and fit. The run going
+        on is shown live again: what it recorded so far, then its new events."""
+        if self.store is None or (run_id == self.displayed_run and self._live_shown()):
+            return
+        if self.controller.is_running() and run_id == self.controller.run_id:
+            self._show_live_again(run_id)
             return
         record = self.store.get_run(run_id)
         if record is None:
@@ -923,6 +939,27 @@ class MainWindow(QMainWindow):
         else:
             self.fit.clear("This run has no model to draw.")
         self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
+
+    def _show_live_again(self, run_id: str) -> None:
+        """Back from a stored run to the one going on: its curve and front from the store, then
+        live events as they come."""
+        record = self.store.get_run(run_id)
+        if record is None:
+            return
+        self.run_opened.emit(run_id)
+        self.displayed_run = run_id
+        progress = self.store.progress(run_id)
+        self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
+        front = self.store.last_front(run_id)
+        self.scorer.cancel()
+        self.activity.end("score")
+        self.candidates.set_front(front, front[-1]["iteration"] if front else None)
+        self._pending_front = None
+        self.result.clear("Running…")
+        self.fit.clear("The fit appears when the run ends.")
+        self._load_llm_calls(record)
+        self.progress_tabs.setCurrentWidget(self.loss)
+        self.status_label.setText(f"Showing the run going on, {run_id}")
 
     # ------------------------------------------------------------------ LLM methods
 

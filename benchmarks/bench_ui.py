@@ -19,12 +19,23 @@ of ``--repeat``, for a bare ``QApplication`` + empty ``QMainWindow`` (the baseli
 Kepler Lab's window as the app opens it, plus the time until its task catalog has loaded
 (issue 2's goal: under 3 s on a 2-core machine) and the ratios to the baseline.
 
+(c) Load (``--only load``; not in the default run). The same stall meter in a window whose
+history holds ten real short GP runs (made headless first), in four phases: idle (the
+baseline); a live GP run while a QTimer selects the next history run every
+``--click-interval`` ms (as a user clicking through the history: each opens that run, its
+task, its fit); a sweep of ``--sweep-units`` short runs (``bn-search`` on ten small
+SymbolBench networks, a 2-worker process pool) going on in the background on a QThread, as
+the Sweep dialog runs it, with the same clicks; and the live run, the sweep and the clicks
+together. The run phases also report the longest stall while the run's thread scores its
+final model (from its ``Final`` event to ``RunFinished``: SymPy on the run's thread).
+
 Qt runs on the offscreen platform unless ``--platform`` says otherwise; the platform used is
 printed. On a display or under a virtual one: ``xvfb-run -a python benchmarks/bench_ui.py
 --platform xcb``.
 
-Usage: python benchmarks/bench_ui.py [--only stalls|startup] [--run-seconds 10] [--idle-seconds 5]
+Usage: python benchmarks/bench_ui.py [--only stalls|startup|load] [--run-seconds 10] [--idle-seconds 5]
                                      [--fit-seconds 5] [--fit-interval 50] [--repeat 3]
+                                     [--sweep-units 500] [--click-interval 700]
                                      [--platform offscreen] [--json]
 """
 
@@ -46,6 +57,11 @@ TICK_MS = 5
 STALL_LIMIT_MS = 50.0
 CATALOG_GOAL_S = 3.0
 TASK = "llmsrbench/lsr-synth/chemistry/CKR1"
+#: The load scenario's background sweep: bn-search on ten small SymbolBench networks (real runs
+#: of about 15 ms of search each, recorded in the store like any other).
+LOAD_NETWORKS = tuple("symbolbench/bn/" + name for name in (
+    "n3s1c1a", "n3s1c1b", "raf", "n7s3", "multivalued", "xiao_wnt5a", "n5s3", "n6s1c2",
+    "saadatpour_guardcell", "krumsiek_myeloid"))
 
 # Each start-up script prints the platform name and time.monotonic() readings (CLOCK_MONOTONIC,
 # shared by all processes on Linux); the parent subtracts the moment it spawned the process.
@@ -134,16 +150,10 @@ def measure_startup(repeat: int, platform: str) -> dict:
 # --------------------------------------------------------------------------- stalls
 
 
-def measure_stalls(args) -> dict:
-    os.environ["KEPLERLAB_HOME"] = tempfile.mkdtemp(prefix="bench-ui-")
-    sys.path.insert(0, str(ROOT))
+def _stall_tools():
+    """The stall meter and two event-loop helpers (Qt imported only when a GUI part runs)."""
     import numpy as np
     from PySide6.QtCore import QEventLoop, QObject, Qt, QTimer
-
-    from app.application import create_app
-    from app.main_window import MainWindow
-    from engine import methods as m
-    from viewers.fit_viewer import FitData
 
     class StallMeter(QObject):
         """A precise 5 ms timer on the GUI thread; the gaps between its ticks."""
@@ -202,6 +212,22 @@ def measure_stalls(args) -> dict:
         deadline.stop()
         if not predicate():
             raise RuntimeError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+    return StallMeter, spin, wait_until
+
+
+def measure_stalls(args) -> dict:
+    os.environ["KEPLERLAB_HOME"] = tempfile.mkdtemp(prefix="bench-ui-")
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+    from PySide6.QtCore import QTimer
+
+    from app.application import create_app
+    from app.main_window import MainWindow
+    from engine import methods as m
+    from viewers.fit_viewer import FitData
+
+    StallMeter, spin, wait_until = _stall_tools()
 
     app = create_app()
     win = MainWindow(restore_layout=False)
@@ -299,6 +325,197 @@ def measure_stalls(args) -> dict:
     return results
 
 
+# --------------------------------------------------------------------------- load
+
+
+def _stalls_between(ticks: list[float], start: float, end: float) -> float:
+    """The longest stall (ms) of a gap overlapping [start, end] (seconds into the phase)."""
+    t0 = ticks[0]
+    worst = 0.0
+    for a, b in zip(ticks, ticks[1:]):
+        if b - t0 >= start and a - t0 <= end:
+            worst = max(worst, (b - a) * 1000.0 - TICK_MS)
+    return worst
+
+
+def measure_load(args) -> dict:
+    """Stalls with ten runs in the history: idle (the baseline); a live GP run while the history
+    is clicked every ``--click-interval`` ms; a sweep of ``--sweep-units`` short runs going on in
+    the background (on its own QThread, as the Sweep dialog runs it) with the same clicks; and
+    the live run, the sweep and the clicks together."""
+    os.environ["KEPLERLAB_HOME"] = tempfile.mkdtemp(prefix="bench-ui-load-")
+    sys.path.insert(0, str(ROOT))
+    from PySide6.QtCore import QTimer
+
+    from app.application import create_app
+    from app.main_window import MainWindow
+    from app.worker import start_job
+    from engine import methods as m
+    from engine import paths
+    from engine.store import RunStore
+    from engine.sweep import SweepSpec, run_sweep, sweep
+    from engine.sweep.backends import LocalPool
+
+    StallMeter, spin, wait_until = _stall_tools()
+
+    # Ten real short GP runs for the history, made headless before the window opens.
+    with RunStore(paths.default_db_path()) as store:
+        pool = LocalPool(2)
+        try:
+            history = SweepSpec(tuple(f"llmsrbench/lsr-synth/material_science/MatSci{i}" for i in range(1, 11)),
+                                ("gp",), 1, 1.0, settings={"population_size": 50, "generations": 20})
+            made = run_sweep(history, store, pool)
+        finally:
+            pool.close()
+        history_ids = [r.id for r in store.list_runs()]
+    if made.counts != {"finished": 10}:
+        raise RuntimeError(f"the ten history runs did not all finish: {made.counts}")
+
+    app = create_app()
+    win = MainWindow(restore_layout=False)
+    win.show()
+    meter = StallMeter()
+    results: dict = {"platform": app.platformName(), "task": TASK, "history_runs": len(history_ids),
+                     "sweep_units": args.sweep_units, "click_interval_ms": args.click_interval}
+    phase: dict = {}
+
+    def mark(name):
+        if "milestones" in phase and meter.ticks:
+            phase["milestones"].setdefault(name, round(time.perf_counter() - meter.ticks[0], 3))
+
+    def on_event(event):
+        if isinstance(event, m.Progress):
+            phase["progress"] = phase.get("progress", 0) + 1
+            mark("first_progress")
+        elif isinstance(event, m.Final):
+            mark("final_model")  # the run's thread now scores it (engine.runner.execute)
+
+    win.controller.event.connect(on_event)
+    win.controller.finished.connect(lambda r: (phase.setdefault("finished", r), mark("run_finished")))
+    clicks = [0]
+
+    def click():  # as a user's click on the next stored run: selection → open_run
+        win.history.select_run(history_ids[clicks[0] % len(history_ids)])
+        clicks[0] += 1
+
+    clicker = QTimer()
+    clicker.setInterval(args.click_interval)
+    clicker.timeout.connect(click)
+
+    def select_task():
+        if not win.browser.select_task(TASK):
+            raise RuntimeError(f"task {TASK} is not in the browser")
+        wait_until(lambda: win.current_task is not None and win.current_task.id == TASK
+                   and win.detail.preview.point_count() > 0 and not win.loader.busy() and not win.scorer.busy(),
+                   120, "the task's data preview")
+        spin(300)
+
+    sweep_state: dict = {}
+
+    def start_sweep():
+        """The background sweep (not resumed: each call plans and records a new one)."""
+        spec = SweepSpec(LOAD_NETWORKS, ("bn-search",), max(1, args.sweep_units // len(LOAD_NETWORKS)), 5.0)
+        sweep_state.clear()
+        sweep_state.update(done=0, ended=None)
+
+        def produce():
+            store = RunStore(paths.default_db_path())  # the job thread's own connection
+            backend = LocalPool(2)
+            try:
+                yield from sweep(spec, store, backend)
+            finally:
+                backend.close()
+                store.close()
+
+        def on_item(event):
+            if getattr(event, "kind", "") == "unit_done":
+                sweep_state["done"] += 1
+                sweep_state.setdefault("first_done", time.perf_counter())
+            elif getattr(event, "kind", "") == "sweep_ended":
+                sweep_state["ended"] = event
+                sweep_state["ended_at"] = time.perf_counter()
+
+        job = start_job(produce, name="bench-sweep")
+        job.item.connect(on_item)
+        job.failed.connect(lambda message: sweep_state.setdefault("error", message))
+        sweep_state["job"] = job
+        wait_until(lambda: sweep_state["done"] > 0 or "error" in sweep_state, 120, "the sweep's first result")
+        if "error" in sweep_state:
+            raise RuntimeError(f"the background sweep failed: {sweep_state['error']}")
+
+    def sweep_over() -> bool:
+        return sweep_state.get("ended") is not None or "error" in sweep_state
+
+    def run_phase(with_run: bool, with_sweep: bool) -> dict:
+        phase.clear()
+        phase["milestones"] = {}
+        if with_run:
+            select_task()
+            win.run_panel.set_value("seconds", args.run_seconds)
+            win.run_panel.set_value("seed", 0)
+        if with_sweep:
+            start_sweep()
+        meter.start()
+        started = time.perf_counter()
+        clicks[0] = 0
+        clicker.start()
+        if with_run:
+            win.run_panel.start_button.click()
+            wait_until(lambda: win.controller.is_running() or "finished" in phase, 30, "the run to start")
+            wait_until(lambda: "finished" in phase and not win.controller.is_running(), args.run_seconds + 120,
+                       "the run to finish")
+        if with_sweep:
+            wait_until(sweep_over, 600, "the sweep to finish")
+        clicker.stop()
+        wait_until(lambda: not win.loader.busy() and not win.scorer.busy(), 120, "the window's background work")
+        out = meter.stop()
+        out.update(clicks=clicks[0], milestones=dict(phase["milestones"]))
+        if with_run:
+            finished = phase["finished"]
+            if finished.status != "finished":
+                raise RuntimeError(f"the GP run ended as {finished.status}: {finished.error}")
+            ms = phase["milestones"]
+            out.update(progress_events=phase.get("progress", 0))
+            if "final_model" in ms and "run_finished" in ms:
+                out["scoring_window_s"] = round(ms["run_finished"] - ms["final_model"], 3)
+                out["scoring_max_ms"] = _stalls_between(meter.ticks, ms["final_model"], ms["run_finished"])
+        if with_sweep:
+            ended = sweep_state.get("ended")
+            out.update(sweep_done=sweep_state["done"], sweep_status=ended.status if ended else "failed",
+                       sweep_seconds=round(sweep_state.get("ended_at", time.perf_counter()) - started, 2))
+            sweep_state["job"].wait(30000)
+        spin(300)
+        return out
+
+    try:
+        wait_until(lambda: len(win.tasks) > 0, 60, "the task catalog")
+        if sorted(win.history.run_ids()) != sorted(history_ids):
+            raise RuntimeError("the history does not show the ten runs")
+        select_task()
+        meter.start()
+        spin(int(args.idle_seconds * 1000))
+        results["idle"] = meter.stop()
+        win.docks["history"].raise_()
+        results["run"] = run_phase(with_run=True, with_sweep=False)
+        results["sweep"] = run_phase(with_run=False, with_sweep=True)
+        results["run_sweep"] = run_phase(with_run=True, with_sweep=True)
+    finally:
+        clicker.stop()
+        job = sweep_state.get("job")
+        if job is not None and job.is_running():
+            job.wait(60000)
+        win.close()
+        app.processEvents()
+
+    idle_p99 = results["idle"]["p99_ms"]
+    for key in ("run", "sweep", "run_sweep"):
+        r = results[key]
+        r["ratio_p99_over_idle"] = r["p99_ms"] / idle_p99 if idle_p99 > 0 else math.inf
+        r["pass"] = r["max_ms"] <= STALL_LIMIT_MS
+    return results
+
+
+
 # --------------------------------------------------------------------------- report
 
 
@@ -354,25 +571,76 @@ def report(stalls: dict | None, startup: dict | None) -> None:
               f"{'PASS' if startup['catalog_goal_met'] else 'FAIL'}")
 
 
+def report_load(load: dict) -> None:
+    print(f"Main-thread stalls under load (Qt platform: {load['platform']}; {load['history_runs']} runs in the "
+          f"history, one clicked every {load['click_interval_ms']} ms in the busy phases; background sweep of "
+          f"{load['sweep_units']} bn-search runs on a 2-worker process pool; target: none over {STALL_LIMIT_MS:g} ms)")
+    header = f"{'phase':<34} {'ticks':>6} {'max ms':>8} {'p99 ms':>8} {'>50 ms':>7} {'p99/idle':>9}  verdict"
+    print(header)
+    print("-" * len(header))
+    labels = {
+        "idle": "idle window, 10 runs (baseline)",
+        "run": "live GP run + clicks",
+        "sweep": "sweep + clicks",
+        "run_sweep": "live GP run + sweep + clicks",
+    }
+    for key, label in labels.items():
+        r = load[key]
+        ratio = "" if key == "idle" else f"{r['ratio_p99_over_idle']:>9.2f}"
+        verdict = "" if key == "idle" else ("PASS" if r["pass"] else "FAIL")
+        print(f"{label:<34} {r['ticks']:>6} {r['max_ms']:>8.1f} {r['p99_ms']:>8.2f} {r['over_50ms']:>7} "
+              f"{ratio:>9}  {verdict}")
+    for key in ("run", "run_sweep"):
+        r = load[key]
+        if "scoring_max_ms" in r:
+            print(f"{labels[key]}: the run's thread scored its final model for {r['scoring_window_s']:.2f} s "
+                  f"(Final → RunFinished); longest stall in that window {r['scoring_max_ms']:.0f} ms "
+                  f"(the phase's longest: {r['max_ms']:.0f} ms); {r['progress_events']} progress events, "
+                  f"{r['clicks']} history clicks")
+    for key in ("sweep", "run_sweep"):
+        r = load[key]
+        print(f"{labels[key]}: {r['sweep_done']} units done, sweep {r['sweep_status']} after {r['sweep_seconds']:.1f} s "
+              f"of the phase, {r['clicks']} history clicks")
+    for key in labels:
+        worst = ", ".join(f"{ms:.0f} ms at {t:.2f} s" for t, ms in load[key]["worst"])
+        milestones = ", ".join(f"{k} {v:.2f}" for k, v in load[key].get("milestones", {}).items())
+        print(f"longest stalls, {key}: {worst}" + (f"  [milestones: {milestones}]" if milestones else ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=("stalls", "startup"), help="run one part only")
+    parser.add_argument("--only", choices=("stalls", "startup", "load"),
+                        help="run one part only; 'load' (not in the default run) measures stalls with ten runs in "
+                             "the history, history clicks, a live run and a background sweep")
     parser.add_argument("--run-seconds", type=float, default=10.0, help="GP run budget (default 10)")
     parser.add_argument("--idle-seconds", type=float, default=5.0, help="idle baseline length (default 5)")
     parser.add_argument("--fit-seconds", type=float, default=5.0, help="fit-update phase length (default 5)")
     parser.add_argument("--fit-interval", type=int, default=50,
                         help="ms between fit redraws (default 50: the ~20 redraws/s views are held to)")
+    parser.add_argument("--sweep-units", type=int, default=500,
+                        help="runs in the load scenario's background sweep (default 500)")
+    parser.add_argument("--click-interval", type=int, default=700,
+                        help="ms between history clicks in the load scenario (default 700)")
     parser.add_argument("--repeat", type=int, default=3, help="start-up measurements per variant (default 3)")
     parser.add_argument("--platform", default=os.environ.get("QT_QPA_PLATFORM") or "offscreen",
                         help="Qt platform plugin (default offscreen; xcb needs a display, e.g. xvfb-run)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args()
-    if min(args.run_seconds, args.idle_seconds, args.fit_seconds) <= 0 or args.fit_interval < 0 or args.repeat < 1:
-        parser.error("durations must be positive, --fit-interval non-negative, --repeat at least 1")
+    if min(args.run_seconds, args.idle_seconds, args.fit_seconds) <= 0 or args.fit_interval < 0 or args.repeat < 1 \
+            or args.sweep_units < 1 or args.click_interval < 1:
+        parser.error("durations must be positive, --fit-interval non-negative, --repeat, --sweep-units and "
+                     "--click-interval at least 1")
     if args.platform == "xcb" and not os.environ.get("DISPLAY"):
         parser.error("--platform xcb needs a display; run under xvfb-run -a")
     os.environ["QT_QPA_PLATFORM"] = args.platform
 
+    if args.only == "load":
+        load = measure_load(args)
+        if args.json:
+            print(json.dumps(_jsonable({"load": load}), indent=2))
+        else:
+            report_load(load)
+        return 0
     startup = None if args.only == "stalls" else measure_startup(args.repeat, args.platform)
     stalls = None if args.only == "startup" else measure_stalls(args)
     if args.json:

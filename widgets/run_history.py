@@ -100,6 +100,9 @@ class RunHistory(QWidget):
         self._records = list(records)
         self.table.blockSignals(True)
         self.table.setSortingEnabled(False)
+        # Emptied first: replacing the items of a filled table one by one costs time quadratic
+        # in its rows (0.7 s for 50 runs, 44 s for 500); the selection is restored below.
+        self.table.setRowCount(0)
         self.table.setRowCount(len(self._records))
         for r, rec in enumerate(self._records):
             started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started_at))

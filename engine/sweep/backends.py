@@ -3,14 +3,15 @@
 Both offer the same small interface to :mod:`.runner`: ``submit(unit) -> future``,
 ``wait(futures, timeout) -> done``, ``stop()`` (ask running units to end as cancelled),
 ``reset()`` (clear that request before the next sweep),
-``started()`` (units a worker has begun: Dask only) and ``close()``. A future's ``result()``
+``started()`` (units a worker has begun since the last call) and ``close()``. A future's ``result()``
 is :func:`engine.sweep.work.run_unit`'s dict; a lost worker shows as :class:`WorkerLost`.
 
 * :class:`LocalPool` — ``concurrent.futures.ProcessPoolExecutor`` with the *spawn* start method
   (a forked copy of a process that runs Qt or worker threads is not safe). Workers ignore
   SIGINT: Ctrl-C in a terminal reaches the whole process group, and the coordinator, not each
-  worker, decides how a sweep stops. A worker that dies breaks the pool; the units it held are
-  reported lost and the pool is started again.
+  worker, decides how a sweep stops. A worker announces a start with a marker file next to the
+  stop file (written only once it has seen no stop request). A worker that dies breaks the
+  pool; the units it held are reported lost and the pool is started again.
 * :class:`DaskBackend` — ``distributed.Client`` on a ``LocalCluster`` it starts (``--workers
   N``, loopback only, one task per worker, no dashboard) or on an existing scheduler
   (``--scheduler tcp://host:port``; the user starts ``dask scheduler`` and ``dask worker`` with
@@ -69,6 +70,7 @@ class LocalPool:
         self._stop_path = os.path.join(self._folder, "stop")
         self._pool = self._new_pool()
         self._futures: dict[Any, dict] = {}
+        self._announced: set[int] = set()  # seqs whose start started() has reported
 
     def describe(self) -> str:
         return f"local process pool, {self.workers} worker(s)"
@@ -95,6 +97,8 @@ class LocalPool:
 
     def outcome(self, future) -> dict:
         unit = self._futures.pop(future, None)
+        if unit is not None:
+            self._announced.discard(unit["seq"])  # a retried unit is announced again when it restarts
         exc = future.exception()
         if isinstance(exc, BrokenProcessPool):
             started = False
@@ -107,7 +111,21 @@ class LocalPool:
         return future.result()
 
     def started(self) -> list[tuple[int, str, bool]]:
-        return []
+        """(seq, worker, False) for each submitted unit whose start marker appeared since the
+        last call (a pool never starts a submission twice: a lost unit is submitted again)."""
+        out = []
+        for unit in list(self._futures.values()):
+            seq = unit["seq"]
+            if seq in self._announced:
+                continue
+            try:
+                with open(work.start_marker(self._stop_path, seq)) as marker:
+                    worker = marker.read().strip() or "local"
+            except FileNotFoundError:
+                continue
+            self._announced.add(seq)
+            out.append((seq, worker, False))
+        return out
 
     def stop(self) -> None:
         with open(self._stop_path, "w"):
@@ -115,6 +133,7 @@ class LocalPool:
 
     def reset(self) -> None:
         """Clear a stop request and the start markers (a new sweep on the same pool)."""
+        self._announced.clear()
         for name in os.listdir(self._folder):
             try:
                 os.remove(os.path.join(self._folder, name))

@@ -180,6 +180,9 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
     attempts = {u["seq"]: u["attempts"] for u in todo}
     workers: dict[int, str] = {}
     window = max(2, 2 * int(getattr(backend, "workers", 1) or 1))
+    # Units handed back unstarted by broken pools since anything last ran: workers that die as
+    # they start (a broken install, no memory) would otherwise be replaced for ever.
+    unstarted_losses = 0
     status = "finished"
     message = ""
     stop_deadline: float | None = None
@@ -218,6 +221,9 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                     yield UnitDispatched(unit["seq"], unit["task_id"], unit["method"], unit["seed"])
             except Exception as exc:  # the client is closed, the scheduler gone
                 raise b.BackendLost(f"cannot hand units to {backend.describe()}: {exc}") from None
+            done = backend.wait(list(in_flight), timeout=poll) if in_flight else set()
+            # Starts are read after the wait: a unit that started and ended within one poll is
+            # still announced before its result.
             for seq, worker, again in backend.started():
                 previous = workers.get(seq)
                 if again:  # Dask started it again: the worker that had it was lost
@@ -230,7 +236,6 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                     store.update_unit(sweep_id, seq, status="running", worker=worker)
                 workers[seq] = worker
                 yield UnitStarted(seq, worker)
-            done = backend.wait(list(in_flight), timeout=poll) if in_flight else set()
             for future in done:
                 unit = in_flight.pop(future)
                 seq = unit["seq"]
@@ -238,11 +243,16 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                     outcome = backend.outcome(future)
                 except b.WorkerLost as exc:
                     if not exc.started:  # it was waiting in the broken pool's queue: no attempt spent
-                        if context.cancelled:
-                            store.update_unit(sweep_id, seq, status="pending", error=None)
-                        else:
+                        unstarted_losses += 1
+                        if unstarted_losses > MAX_ATTEMPTS * window:
+                            in_flight[future] = unit  # abandoned (interrupted) with the others
+                            raise b.BackendLost("the workers end before they start any unit (they crash as "
+                                                f"they start: {exc})")
+                        store.update_unit(sweep_id, seq, status="pending", error=None)
+                        if not context.cancelled:
                             queue.insert(0, unit)
                         continue
+                    unstarted_losses = 0
                     attempts[seq] += 1
                     store.update_unit(sweep_id, seq, status="pending", error=str(exc),
                                       attempt={"worker": workers.get(seq), "outcome": "lost", "error": str(exc)})
@@ -266,6 +276,7 @@ def sweep(spec: SweepSpec, store: RunStore, backend: Any, *, resume: bool | str 
                     yield UnitDone(seq, unit["task_id"], unit["method"], unit["seed"], "failed", None, None, None,
                                    None, workers.get(seq), attempts[seq], error)
                     continue
+                unstarted_losses = 0
                 unit_status = outcome.get("status") or "failed"
                 if unit_status == "not-started":  # reached a worker after Stop: still to do
                     store.update_unit(sweep_id, seq, status="pending", error=None)

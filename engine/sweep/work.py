@@ -112,20 +112,30 @@ def _threads_for(unit: dict, threads: int | None) -> dict:
     return unit
 
 
-def run_unit(unit: dict, stop: Callable[[], bool] | None = None, threads: int | None = None) -> dict:
+def _stopping(stop: Callable[[], bool] | None) -> bool:
+    if stop is None:
+        return False
+    try:
+        return bool(stop())
+    except Exception:  # the coordinator has gone: nobody will collect the result
+        return True
+
+
+def _not_started() -> dict:
+    return {"status": "not-started", "run": None, "worker": worker_name(), "error": None}
+
+
+def run_unit(unit: dict, stop: Callable[[], bool] | None = None, threads: int | None = None, *,
+             checked: bool = False) -> dict:
     """Run one unit (a :meth:`Unit.payload`); returns ``{"status", "run": bundle | None,
     "worker", "error"}``. Never raises for a failing method: that is a failed run. A unit that
-    finds the sweep already stopping returns status ``not-started`` and records nothing."""
+    finds the sweep already stopping returns status ``not-started`` and records nothing
+    (``checked``: the caller has just looked, and announced the start)."""
     from .. import methods as m
     from ..store import RunStore
 
-    if stop is not None:
-        try:
-            stopping = stop()
-        except Exception:  # the coordinator has gone: nobody will collect the result
-            stopping = True
-        if stopping:  # queued before Stop, reached a worker after it: it never starts
-            return {"status": "not-started", "run": None, "worker": worker_name(), "error": None}
+    if not checked and _stopping(stop):  # queued before Stop, reached a worker after it: it never starts
+        return _not_started()
     unit = _threads_for(unit, threads)
     folder = tempfile.mkdtemp(prefix="keplerlab-unit-")
     done = threading.Event()
@@ -158,15 +168,26 @@ def file_stop(path: str) -> Callable[[], bool]:
 
 
 def start_marker(stop_path: str, seq: int) -> str:
-    """The file a pool worker creates when it starts unit ``seq``: if the pool breaks, units
-    with a marker were running (a lost attempt), the others were only queued."""
+    """The file a pool worker creates when it starts unit ``seq`` (it holds the worker's name):
+    the coordinator announces the start from it, and if the pool breaks, units with a marker
+    were running (a lost attempt), the others were only queued."""
     return os.path.join(os.path.dirname(stop_path), f"started-{seq}")
 
 
 def run_unit_file_stop(unit: dict, stop_path: str, threads: int | None = None) -> dict:
-    """:func:`run_unit` for the local process pool (module-level, so it pickles by name)."""
-    open(start_marker(stop_path, unit["seq"]), "w").close()
-    return run_unit(unit, file_stop(stop_path), threads)
+    """:func:`run_unit` for the local process pool (module-level, so it pickles by name).
+
+    The stop request is read *before* the start marker is written: a unit with a marker always
+    runs and ends with a run (finished, cancelled or failed), one without never starts, so the
+    coordinator's ``UnitStarted`` means what it says."""
+    stop = file_stop(stop_path)
+    if _stopping(stop):
+        return _not_started()
+    marker = start_marker(stop_path, unit["seq"])
+    with open(marker + ".tmp", "w") as out:  # renamed into place: never read half-written
+        out.write(worker_name())
+    os.replace(marker + ".tmp", marker)
+    return run_unit(unit, stop, threads, checked=True)
 
 
 def run_unit_dask(unit: dict, event_name: str, threads: int | None = None) -> dict:

@@ -238,23 +238,30 @@ def test_newtonbench_agents_are_swept_and_recorded_as_runs(store):
 
 @pytest.mark.slow
 def test_units_queued_when_stop_comes_never_start(store):
+    """Stop while unit 0 runs and unit 1 waits in the one-worker pool's queue: unit 0 ends as
+    cancelled (its best model kept), unit 1 reaches the worker after Stop and never starts,
+    unit 2 was never handed out. Stop comes on unit 0's *start* (not on its dispatch: the
+    spawned worker may not have picked it up yet, and then it too would rightly never start)."""
     backend = LocalPool(1)
     context = SweepContext()
-    dispatched = 0
+    events = []
     try:
-        for event in sweep(spec(*TWO, "llmsrbench/lsr-synth/material_science/MatSci3", seconds=2.0), store, backend,
+        # A long budget: unit 0 can only end through the Stop, whatever the machine's load.
+        for event in sweep(spec(*TWO, "llmsrbench/lsr-synth/material_science/MatSci3", seconds=30.0), store, backend,
                            context=context):
-            if event.kind == "unit_dispatched":
-                dispatched += 1
-                if dispatched == 2:  # unit 0 runs, unit 1 waits in the pool's queue
-                    context.cancel()
-            ended = event
+            events.append(event)
+            if event.kind == "unit_started" and event.seq == 0:
+                context.cancel()
     finally:
         backend.close()
+    ended = events[-1]
     assert ended.status == "stopped"
+    assert [e.seq for e in events if e.kind == "unit_dispatched"] == [0, 1]  # the window of one worker: two
+    assert [e.seq for e in events if e.kind == "unit_started"] == [0]
     units = store.sweep_units(ended.sweep_id)
     assert [u["status"] for u in units] == ["cancelled", "pending", "pending"]
     assert [r.task_id for r in store.list_runs()] == [TWO[0]]  # unit 1 reached the worker after Stop: no run
+    assert store.list_runs()[0].status == "cancelled"
 
 
 def test_a_sweep_still_running_elsewhere_is_not_resumed_twice(store):
