@@ -49,7 +49,8 @@ class Recovery(QObject):
         window.history.runs_changed.connect(self._update)
         # The selection model's signal, not the table's: the table's is blocked when a run is
         # selected from code (session restore, Recent runs), and the entry must follow those too.
-        window.history.table.selectionModel().selectionChanged.connect(lambda *_a: self._update())
+        # A selection only enables the entries (no store read); the notice follows the history.
+        window.history.table.selectionModel().selectionChanged.connect(lambda *_a: self._update_actions())
         window.controller.started.connect(lambda _e: self._update())
         window.controller.idle.connect(self._on_idle)
 
@@ -69,22 +70,21 @@ class Recovery(QObject):
         return runs[0].id if runs else None
 
     def _selected(self):
+        """The selected run's record as the history shows it (no store read)."""
         history = self.window.history
         run_id = history.selected_run_id() if len(history.selected_run_ids()) == 1 else None
-        if run_id is None or self.window.store is None:
-            return None
-        try:
-            return self.window.store.get_run(run_id)
-        except Exception:  # noqa: BLE001
-            return None
+        return next((r for r in history.records() if r.id == run_id), None) if run_id else None
 
-    def _update(self) -> None:
-        running = self.window.controller.is_running()
+    def _update_actions(self) -> None:
         record = self._selected()
-        can = record is not None and record.status == "interrupted" and not running
+        can = record is not None and record.status == "interrupted" and not self.window.controller.is_running()
         self.action.setEnabled(can)
         self.history_action.setEnabled(can)
-        runs = [] if running else self.interrupted()
+
+    def _update(self) -> None:
+        self._update_actions()
+        running = self.window.controller.is_running()
+        runs = [] if running else self.interrupted()  # an indexed lookup (runs_interrupted)
         if runs:
             several = f"{len(runs)} runs were" if len(runs) > 1 else "A run was"
             self.notice.setText(f"{several} interrupted · <a href='resume'>Resume the latest</a>")
@@ -98,8 +98,12 @@ class Recovery(QObject):
     def resume(self, run_id: str | None = None) -> bool:
         """Continue ``run_id`` (default: the selected run). False, with a message, if it cannot."""
         window = self.window
-        record = window.store.get_run(run_id) if (run_id and window.store is not None) else self._selected()
         title = "Resume interrupted run"
+        try:
+            record = window.store.get_run(run_id) if (run_id and window.store is not None) else self._selected()
+        except Exception as exc:  # noqa: BLE001 -- a store fault: say so, never raise into Qt
+            QMessageBox.warning(window, title, f"Cannot read the run store: {exc}")
+            return False
         if record is None:
             QMessageBox.information(window, title, "Select an interrupted run in the run history.")
             return False
@@ -115,6 +119,13 @@ class Recovery(QObject):
             QMessageBox.information(window, title, f"The task {record.task_id} is not in this version's catalog "
                                                    "(an imported task that was removed?), so the run cannot go on.")
             return False
+        try:
+            # Read before the run goes on: what its new life records arrives as live events.
+            progress = window.store.progress(record.id)
+            front = window.store.last_front(record.id)
+        except Exception as exc:  # noqa: BLE001
+            QMessageBox.warning(window, title, f"Cannot read run {record.id} from the run store: {exc}")
+            return False
         if window.current_task is None or window.current_task.id != task.id:
             window.select_task_or_variant(task)
         self.resumed_run = record.id
@@ -122,12 +133,12 @@ class Recovery(QObject):
         if not window.controller.is_running():
             self.resumed_run = None
             return False
-        # The curve and the front go on from what the run had recorded.
-        progress = window.store.progress(record.id)
+        # The curve and the front go on from what the run had recorded (start_run cleared them).
         window.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
-        front = window.store.last_front(record.id)
         if front:
             window.candidates.set_front(front, front[-1]["iteration"])
+        if window._is_llm_run(record):
+            window._load_llm_calls(record)  # the calls before the crash (off the GUI thread)
         window.run_panel.show_status(f"Resuming run {record.id}…")
         self._update()
         return True
@@ -135,7 +146,10 @@ class Recovery(QObject):
     def _on_idle(self) -> None:
         run_id, self.resumed_run = self.resumed_run, None
         if run_id is not None and run_id == self.window.displayed_run and self.window.store is not None:
-            record = self.window.store.get_run(run_id)
+            try:
+                record = self.window.store.get_run(run_id)
+            except Exception:  # noqa: BLE001 -- the history reports store faults
+                record = None
             if record is not None and self.window._is_llm_run(record):
                 self.window._load_llm_calls(record)  # the calls from before the crash too
         self._update()

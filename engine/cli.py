@@ -238,7 +238,6 @@ def _check_range(p: m.Param, value: float) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-
     task = _task(args.task)
     try:
         method = m.get_method(args.method)

@@ -413,7 +413,7 @@ def save_project(path: str | Path, store, task_ids: Iterable[str], run_ids: Iter
         except KeyError:
             raise ProjectError(f"run {run_id} is not in the run store at {store.path}; remove it from the project"
                                ) from None
-        except sqlite3.DatabaseError as exc:
+        except (StoreError, sqlite3.DatabaseError) as exc:  # the store wraps its faults in StoreError
             raise ProjectError(f"cannot read run {run_id} from the run store at {store.path}: {exc}") from None
         if bundle["run"]["status"] not in FINAL_STATUSES:
             raise ProjectError(f"run {run_id} is still {bundle['run']['status']}; save the project when it has ended")
@@ -833,7 +833,7 @@ def open_into(project: Project, store) -> OpenReport:
     try:
         for run_id in project.runs:
             (report.present_runs if store.get_run(run_id) is not None else report.imported_runs).append(run_id)
-    except sqlite3.DatabaseError as exc:
+    except (StoreError, sqlite3.DatabaseError) as exc:
         raise ProjectError(f"cannot read the run store at {store.path}: {exc}") from None
 
     installed = _install_user_tasks(to_install)

@@ -11,7 +11,8 @@ next :class:`~engine.store.RunStore` to open the file marks the run ``interrupte
 - the time budget is what was left: the run's configured ``seconds`` minus the time it had
   already run (measured from its recorded events, so time spent dead does not count);
 - an LLM method's budget starts with the calls, tokens and dollars already spent, so the run's
-  totals stay exact across the crash;
+  totals stay exact across the crash for every recorded call (a reply in flight at the moment
+  of a kill was billed by the provider but never recorded: at most one per concurrent request);
 - methods that can pick up their state do so from ``context.resume``: genetic programming keeps
   the Pareto front it had found (the new search adds to it), LLM-SR puts every program it had
   evaluated back into its islands. Other methods start their search again with the remaining
@@ -72,7 +73,8 @@ class ResumeState:
         return ", ".join(parts)
 
     def to_event(self) -> dict:
-        """The ``resumed`` event's payload; ``elapsed_before`` lets the next resume add up time."""
+        """The ``resumed`` event's payload (for people reading the run; :func:`_elapsed` adds up
+        the lives from the events' times, not from these numbers)."""
         return {
             "resume": self.resumes + 1,
             "elapsed_before": round(self.elapsed, 3),

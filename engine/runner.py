@@ -154,38 +154,34 @@ def execute(
     if task.kind not in method.kinds and not per_equation:
         raise ValueError(f"method '{method.name}' cannot run '{task.kind}' tasks")
     run_config = resolved  # what the method is given; the store keeps ``resolved``
+    split = (task.kind == "surface" and task.metadata.get("form") == "parametric") or per_equation
     if state is not None:
         if state.seconds_left is not None:
             run_config = {**resolved, "seconds": state.seconds_left}
             context.seconds = state.seconds_left
-        store.reopen_run(state.run_id)
+        resumed = state.to_event()
+        if split:
+            # The parts of a split run have fronts of their own; none is picked up again.
+            resumed["note"] = "this run searches its parts one by one, which cannot pick up their state: it starts again"
+        elif not getattr(method, "resumable", False):
+            resumed["note"] = (f"{method.name} cannot pick up its search state, so it starts its search again with "
+                               "the budget left; what it found before stays in this run's history")
+        if not split:
+            context.resume = state
+        if resumed.get("note"):
+            resumed["message"] += f" Note: {resumed['note']}."
+        store.reopen_run(state.run_id, resumed)  # the row and its "resumed" event, in one transaction
         run_id = state.run_id
-        store.add_event(run_id, "resumed", state.to_event())
     else:
         if context.seconds is None and resolved.get("seconds"):
             context.seconds = float(resolved["seconds"])
         run_id = store.create_run(task.id, method.name, resolved, resolved.get("seed"))
-    yield RunStarted(run_id, task.id, method.name, resolved, resumed=state is not None)
 
     # A resumed run's seconds count all its lives (engine.resume measures the earlier ones).
     started = time.monotonic() - (state.elapsed if state is not None else 0.0)
     final: m.Final | None = None
     last_error_log: str | None = None  # why an LLM run gave up on its endpoint, in the method's words
     status, error = "failed", None
-    split = (task.kind == "surface" and task.metadata.get("form") == "parametric") or per_equation
-    if state is not None:
-        if split:
-            # The parts of a split run have fronts of their own; none is picked up again.
-            note = "this run searches its parts one by one, which cannot pick up their state: it starts again"
-            store.add_event(run_id, "log", {"message": f"Resume: {note}.", "level": "warning"})
-            yield m.Log(f"Resume: {note}.", "warning")
-        else:
-            context.resume = state
-            if not getattr(method, "resumable", False):
-                note = (f"{method.name} cannot pick up its search state, so it starts its search again "
-                        "with the budget left; what it found before stays in this run's history")
-                store.add_event(run_id, "log", {"message": f"Resume: {note}.", "level": "warning"})
-                yield m.Log(f"Resume: {note}.", "warning")
     if task.kind == "surface" and task.metadata.get("form") == "parametric":
         from .surfaces.parametric import run_per_coordinate
 
@@ -197,6 +193,9 @@ def execute(
     else:
         generator = method.run(task, run_config, context)
     try:
+        yield RunStarted(run_id, task.id, method.name, resolved, resumed=state is not None)
+        if state is not None:
+            yield m.Log(resumed["message"], "warning" if resumed.get("note") else "info")
         for event in generator:
             payload = m.base.event_payload(event)
             if isinstance(event, m.LLMCall):
@@ -224,10 +223,9 @@ def execute(
         generator.close()
         # The store failed mid-run (a full disk, say). Try once to end the run as interrupted,
         # so that it can be resumed once the fault is fixed; if even that cannot be written,
-        # the next program to open the store marks it interrupted anyway (its process is gone).
+        # its liveness lock is let go, so the next store to look marks it interrupted.
         try:
-            store.finish_run(run_id, "interrupted", seconds=time.monotonic() - started,
-                             stop_reason="interrupted", error=f"the run store failed: {exc}")
+            store.abandon_run(run_id, time.monotonic() - started, f"the run store failed: {exc}")
         except StoreError:
             pass
         raise

@@ -433,7 +433,7 @@ class SandboxPool:
 
         if not self._verify:
             return claimed, False
-        predictions, why = self._predict_blind(request, claimed.params)
+        predictions, why, verifier = self._predict_blind(request, claimed.params)
         if predictions is None:
             return EvalResult.failed(f"re-scoring the fit without the training targets failed: {why}",
                                      claimed.output, claimed.seconds), True
@@ -446,17 +446,23 @@ class SandboxPool:
                 and abs(mse - claimed.mse) <= 1e-12 + 1e-6 * max(abs(mse), abs(claimed.mse)))
         if not same:
             with self._verify_lock:  # it ran the program too: start the next check afresh
-                if self._verifier is not None:
-                    self._drop(self._verifier)
-                    self._verifier = None
+                self._retire_verifier(verifier)
             return EvalResult.failed(
                 f"the score could not be reproduced: the fit reported MSE {claimed.mse:.6g}, but the program's "
                 f"predictions at its fitted parameters give {mse:.6g} when it cannot see the training targets",
                 claimed.output, claimed.seconds), True
         return EvalResult(True, claimed.params, mse, nmse, None, claimed.output, claimed.seconds), False
 
+    def _retire_verifier(self, worker) -> None:
+        """Kill the verifier that ran a suspect program (under ``_verify_lock``); a newer one
+        another thread has started since is left alone."""
+        if worker is not None:
+            self._drop(worker)
+            if self._verifier is worker:
+                self._verifier = None
+
     def _predict_blind(self, request: dict, params: list[float]):
-        """``(predictions, None)`` from the verifier worker, or ``(None, why not)``."""
+        """``(predictions, None, worker)`` from the verifier worker, or ``(None, why not, worker)``."""
         import numpy as np
 
         message = {"op": "evaluate", "mode": "predict", "source": request["source"], "function": request["function"],
@@ -464,7 +470,7 @@ class SandboxPool:
                    "output_chars": 0}
         with self._verify_lock:
             if self._closed:
-                return None, "the sandbox pool is closed"
+                return None, "the sandbox pool is closed", None
             worker = self._verifier
             try:
                 if worker is None or worker.dead:
@@ -480,25 +486,25 @@ class SandboxPool:
                 worker.evaluations += 1
             except TimeoutError:
                 self._drop(worker)
-                return None, f"wall-clock limit ({self.limits.wall:g} s) exceeded"
+                return None, f"wall-clock limit ({self.limits.wall:g} s) exceeded", worker
             except WorkerError as exc:
                 self._drop(worker)
-                return None, str(exc)
+                return None, str(exc), worker
             if reply.get("retire") or worker.evaluations >= self.limits.max_evaluations:
                 self._drop(worker, replaced=False)
-        if reply.get("ok") is not True:
-            self._drop(worker)  # it ran a program that behaves differently without the targets
-            self._verifier = None
-            return None, str(reply.get("error") or "failed")[:500]
+            if reply.get("ok") is not True:
+                self._retire_verifier(worker)  # it ran a program that behaves differently without the targets
+                return None, str(reply.get("error") or "failed")[:500], worker
         n = int(self._y.shape[0])
         try:
             values = np.frombuffer(base64.b64decode(reply.get("predictions"), validate=True), dtype="<f8")
         except (TypeError, ValueError):
             values = None
         if values is None or values.shape != (n,):
-            self._drop(worker)
-            return None, "malformed reply from the sandbox worker"
-        return values.astype(np.float64), None
+            with self._verify_lock:
+                self._retire_verifier(worker)
+            return None, "malformed reply from the sandbox worker", worker
+        return values.astype(np.float64), None, worker
 
     def _request(self, request: dict, check=None, retire: bool = False) -> "dict | EvalResult":
         """Send one program request to an idle worker: its reply, or a failed EvalResult when the

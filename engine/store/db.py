@@ -34,6 +34,7 @@ import math
 import os
 import socket
 import sqlite3
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -332,15 +333,96 @@ def _connect(target: str, timeout: float, uri: bool = False) -> sqlite3.Connecti
     return sqlite3.connect(target, timeout=timeout, isolation_level=None, uri=uri)
 
 
-#: A live process that started more than this many seconds after a run recorded its pid is
-#: another program that got the same pid (after a reboot, say), not the run's.
+#: For runs without a liveness lock (recorded by an older version): a live process that started
+#: more than this many seconds after the run recorded its pid is another program that got the
+#: same pid (after a reboot, say), not the run's.
 PID_REUSE_SLACK = 30.0
+
+#: Liveness locks of the runs this process is running: (lock file, open file). The kernel drops
+#: a flock when its process dies, however it dies, so "its lock can be taken" means "its process
+#: is gone"; unlike a pid it cannot be reused by another program after a reboot, and unlike a
+#: start time it does not move when the clock is set. Process-wide, because several stores (the
+#: window's and a run thread's) may be open on one file.
+_LIVE_LOCKS: dict[str, Any] = {}
+_LIVE_GUARD = threading.Lock()
+
+
+def _lock_dir(db: Path) -> Path:
+    return db.with_name(db.name + ".live")
+
+
+def _hold_live_lock(db: Path, run_id: str) -> None:
+    """Take run ``run_id``'s liveness lock for this process (silently nothing where the folder
+    cannot be written or flock is missing: the pid check is the fallback)."""
+    try:
+        import fcntl
+
+        folder = _lock_dir(db)
+        path = folder / run_id
+        for attempt in range(3):  # another process may remove the emptied folder in between
+            folder.mkdir(exist_ok=True)
+            try:
+                handle = open(path, "a+b")
+                break
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except Exception:  # noqa: BLE001 -- no fcntl (Windows), read-only folder, held elsewhere
+        return
+    with _LIVE_GUARD:
+        old = _LIVE_LOCKS.pop(str(path), None)
+        _LIVE_LOCKS[str(path)] = handle
+    if old is not None:
+        old.close()
+
+
+def _drop_live_lock(db: Path, run_id: str) -> None:
+    path = _lock_dir(db) / run_id
+    with _LIVE_GUARD:
+        handle = _LIVE_LOCKS.pop(str(path), None)
+    if handle is not None:
+        try:
+            path.unlink()
+            path.parent.rmdir()  # only when no other run is live: no folder left beside the store
+        except OSError:
+            pass
+        handle.close()
+
+
+def _live_lock_state(db: Path, run_id: str) -> bool | None:
+    """True: some process holds run ``run_id``'s liveness lock; False: its lock file is there
+    and free (the process that held it is gone); None: no lock file (an older version's run)."""
+    path = _lock_dir(db) / run_id
+    if not path.exists():
+        return None
+    try:
+        import fcntl
+
+        with open(path, "a+b") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except Exception:  # noqa: BLE001 -- cannot tell: leave it to the pid check
+        return None
+    return False
+
+
+def _drop_stale_lock_file(db: Path, run_id: str) -> None:
+    try:
+        (_lock_dir(db) / run_id).unlink()
+        _lock_dir(db).rmdir()
+    except OSError:
+        pass
 
 
 def _pid_alive(pid: int | None, since: float | None = None) -> bool:
     """Whether process ``pid`` is alive, and, given ``since`` (when the pid was recorded), the
     same process: after a power cut the dead run's pid often belongs to something else, and the
-    run would otherwise look alive for ever and could never be resumed."""
+    run would otherwise look alive for ever and could never be resumed. Only for runs without a
+    liveness lock: a clock set forward by more than the slack fools this check."""
     if not pid:
         return False
     try:
@@ -501,6 +583,16 @@ class RunStore:
             self._migrate(version)
         else:
             self._add_late_columns()
+        # The window asks for interrupted runs after every change of its history; a partial
+        # index keeps that a lookup, not a scan of every run (no schema change: an index).
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='index' AND name='runs_interrupted'").fetchone()
+        if not exists:
+            try:
+                self.conn.execute("CREATE INDEX IF NOT EXISTS runs_interrupted ON runs(started_at) "
+                                  "WHERE status='interrupted'")
+            except sqlite3.OperationalError:  # read-only or busy: only slower without it
+                pass
 
     def _add_late_columns(self) -> None:
         """Columns added to schema 2 while it was still unreleased (development files only)."""
@@ -591,7 +683,7 @@ class RunStore:
             "SELECT id, pid, host, MAX(started_at, COALESCE((SELECT MAX(t) FROM events e WHERE e.run_id=runs.id "
             "AND e.kind='resumed'), 0)) AS since FROM runs WHERE status='running'").fetchall()
         # ``since``: when the pid was recorded (the run's start, or its latest resume).
-        stale = [r["id"] for r in rows if r["host"] == host and not _pid_alive(r["pid"], r["since"])]
+        stale = [r["id"] for r in rows if r["host"] == host and not self._run_alive(r)]
         for run_id in stale:
             self._write(
                 "UPDATE runs SET status='interrupted', stop_reason='interrupted', "
@@ -607,6 +699,18 @@ class RunStore:
                             (row["id"],))
         return len(stale)
 
+    def _run_alive(self, row) -> bool:
+        """A 'running' run of this host is alive while its pid is and its liveness lock is held
+        (runs recorded before liveness locks: the pid and its start time)."""
+        if not _pid_alive(row["pid"]):
+            return False
+        held = _live_lock_state(self.path, row["id"])
+        if held is None:
+            return _pid_alive(row["pid"], row["since"])
+        if not held:
+            _drop_stale_lock_file(self.path, row["id"])
+        return held
+
     # ------------------------------------------------------------------ writing
 
     def create_run(self, task_id: str, method: str, config: dict, seed: int | None) -> str:
@@ -616,6 +720,7 @@ class RunStore:
             "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
             (run_id, task_id, method, _json(config), seed, time.time(), os.getpid(), socket.gethostname(), __version__),
         )
+        _hold_live_lock(self.path, run_id)
         self._seq[run_id] = 0
         self._report[run_id] = 0
         return run_id
@@ -719,22 +824,51 @@ class RunStore:
                 run_id,
             ),
         )
+        _drop_live_lock(self.path, run_id)
 
-    def reopen_run(self, run_id: str) -> None:
-        """An interrupted run goes on in this process (engine.resume): it is ``running`` again,
-        owned by this pid, and its end (time, model, reason) is cleared until it ends anew.
-        Only an interrupted run can be reopened: one that is still running elsewhere, or that
-        ended, must not get a second writer."""
+    def abandon_run(self, run_id: str, seconds: float | None, error: str) -> None:
+        """End this process's run as interrupted after a store fault, so it can be resumed once
+        the fault is fixed; only while it is still this process's (never another's resumed run)."""
+        try:
+            self._write("UPDATE runs SET status='interrupted', finished_at=?, seconds=?, stop_reason='interrupted', "
+                        "error=? WHERE id=? AND status='running' AND pid=? AND host=?",
+                        (time.time(), seconds, error, run_id, os.getpid(), socket.gethostname()))
+        finally:
+            # Even if that could not be written, the next store to look sees its lock free and
+            # marks it interrupted, though this process lives on.
+            _drop_live_lock(self.path, run_id)
+
+    def reopen_run(self, run_id: str, resumed: dict) -> None:
+        """An interrupted run goes on in this process (engine.resume): in one transaction it
+        becomes ``running`` again, owned by this pid, its end (time, model, reason) cleared,
+        and a ``resumed`` event with payload ``resumed`` follows its last event. Only an
+        interrupted run can be reopened, and only by one process: two resuming it at once (the
+        window and ``keplerlab resume``) race for the same row, and the second is refused."""
         row = self.conn.execute("SELECT status FROM runs WHERE id=?", (run_id,)).fetchone()
         if row is None:
             raise KeyError(run_id)
         if row["status"] != "interrupted":
             raise ValueError(f"run {run_id} is {row['status']}; only an interrupted run can be resumed")
-        self._write(
-            "UPDATE runs SET status='running', finished_at=NULL, stop_reason=NULL, error=NULL, pid=?, host=?, "
-            "app_version=? WHERE id=? AND status='interrupted'",
-            (os.getpid(), socket.gethostname(), __version__, run_id),
-        )
+        _hold_live_lock(self.path, run_id)  # before the row says running: never a live row without it
+        try:
+            with self.conn:
+                self.conn.execute("BEGIN IMMEDIATE")
+                changed = self.conn.execute(
+                    "UPDATE runs SET status='running', finished_at=NULL, stop_reason=NULL, error=NULL, pid=?, "
+                    "host=?, app_version=? WHERE id=? AND status='interrupted'",
+                    (os.getpid(), socket.gethostname(), __version__, run_id)).rowcount
+                if changed != 1:
+                    raise ValueError(f"run {run_id} is no longer interrupted: it was resumed elsewhere")
+                seq = 1 + int(self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id=?",
+                                                (run_id,)).fetchone()[0])
+                self.conn.execute("INSERT INTO events(run_id, seq, kind, t, payload) VALUES (?, ?, 'resumed', ?, ?)",
+                                  (run_id, seq, time.time(), _json(resumed)))
+        except sqlite3.DatabaseError as exc:
+            _drop_live_lock(self.path, run_id)
+            raise store_fault("write to", self.path, exc, self.timeout) from exc
+        except ValueError:
+            _drop_live_lock(self.path, run_id)
+            raise
         for counters in (self._seq, self._report, self._llm_seq):
             counters.pop(run_id, None)  # continue the numbering from the file
 

@@ -125,8 +125,9 @@ def test_gp_run_killed_keeps_every_candidate_and_resume_finishes_it(tmp_path):
     assert "resuming run" in done.stderr
     result = json.loads(done.stdout)
     assert (result["run_id"], result["status"]) == (run_id, "finished")
-    # All its lives add up to the budget (the resumed one gets what was left).
-    assert result["seconds"] == pytest.approx(14, abs=2.5)
+    # All its lives add up to the budget (the resumed one gets what was left); generous on
+    # the late side, where a loaded machine's start-up and wrap-up land.
+    assert 14 - 1.0 <= result["seconds"] <= 14 + 8.0
 
     _kept(after_kill, _snapshot(db, run_id))
     with RunStore(db) as store:
@@ -207,7 +208,7 @@ def test_resume_refuses_what_cannot_go_on(tmp_path):
         with pytest.raises(ResumeError, match="cancelled; only an interrupted run"):
             load(store, run_id)
         with pytest.raises(ValueError, match="only an interrupted run"):
-            store.reopen_run(run_id)
+            store.reopen_run(run_id, {})
         # A run of another task or method cannot be continued as this one.
         store.conn.execute("UPDATE runs SET status='interrupted' WHERE id=?", (run_id,))
         task = registry.get_task("llmsrbench/lsr-synth/chemistry/CKR1")
@@ -225,18 +226,6 @@ def test_elapsed_time_counts_only_the_lives_of_the_run(tmp_path):
               {"kind": "resumed", "t": 900.0}]  # third, just begun
     assert _elapsed(100.0, events) == pytest.approx(6.5)
     assert _elapsed(100.0, []) == 0.0
-
-
-# ---------------------------------------------------------------------------- sweep
-
-
-def test_killed_sweep_is_covered_by_the_sweep_tests():
-    """The sweep's kill -9 (process group: the sweep and its workers) and --resume are tested in
-    tests/engine/test_sweep.py; a worker killed mid-unit in tests/engine/test_sweep.py too. This
-    test keeps the pointer honest: those tests exist under these names."""
-    text = (REPO / "tests/engine/test_sweep.py").read_text(encoding="utf-8")
-    assert "def test_a_killed_sweep_is_marked_interrupted_and_resume_finishes_it" in text
-    assert "SIGKILL" in text
 
 
 # ---------------------------------------------------------------------------- study session
@@ -354,18 +343,76 @@ def test_sandbox_worker_killed_mid_evaluation_fails_that_candidate_and_the_run_g
 
 
 def test_a_dead_runs_pid_reused_by_another_process_does_not_keep_it_running(tmp_path):
-    """After a power cut the killed run's pid may belong to another program; the run is still
-    marked interrupted (the process that has the pid started long after the run)."""
+    """After a power cut the killed run's pid may belong to another program (even this one). The
+    run's liveness lock went with its process, so the run is marked interrupted all the same;
+    the clock plays no part."""
+    from engine.store import db as store_db
+
+    db = tmp_path / "runs.sqlite3"
+    with RunStore(db) as store:
+        dead = store.create_run(CKR2, "gp", {"seconds": 5}, 0)
+        live = store.create_run(CKR2, "gp", {"seconds": 5}, 0)
+        # Both rows name this (living) process; the first one's lock is gone, as when the
+        # process that held it died and its pid was given to this one.
+        store_db._drop_live_lock(db, dead)
+        (db.with_name(db.name + ".live") / dead).touch()
+    with RunStore(db) as store:
+        assert store.get_run(dead).status == "interrupted"
+        assert store.get_run(live).status == "running"  # its lock is held: alive, whatever the clock says
+        store.finish_run(live, "cancelled")
+    assert not (db.with_name(db.name + ".live") / live).exists()  # a finished run leaves no lock file
+
+
+def test_a_run_recorded_without_a_liveness_lock_falls_back_to_the_pid_s_start_time(tmp_path):
+    """Runs recorded by a version without liveness locks: a live pid that started long after the
+    run recorded it is another program's."""
+    import psutil
+
+    from engine.store import db as store_db
+
     db = tmp_path / "runs.sqlite3"
     with RunStore(db) as store:
         old = store.create_run(CKR2, "gp", {"seconds": 5}, 0)
         live = store.create_run(CKR2, "gp", {"seconds": 5}, 0)
-        # Both name this test's process; the first one's row is an hour older than the process.
+        for run_id in (old, live):
+            store_db._drop_live_lock(db, run_id)  # as an older version left them: no lock file
         store.conn.execute("UPDATE runs SET started_at=started_at-3600 WHERE id=?", (old,))
-        import psutil
-
         store.conn.execute("UPDATE runs SET started_at=? WHERE id=?", (psutil.Process().create_time() + 1, live))
     with RunStore(db) as store:
         assert store.get_run(old).status == "interrupted"
-        assert store.get_run(live).status == "running"  # its process is this one: alive
+        assert store.get_run(live).status == "running"
         store.finish_run(live, "cancelled")
+
+
+def test_two_processes_cannot_resume_the_same_run(tmp_path):
+    """The window and `keplerlab resume` pressed at once: one resumes, the other is refused and
+    the run is not ended under the first."""
+    db = tmp_path / "runs.sqlite3"
+    with RunStore(db) as store:
+        run_id = store.create_run(CKR2, "gp", {"seconds": 5}, 0)
+        store.abandon_run(run_id, 1.0, "killed")
+        assert store.get_run(run_id).status == "interrupted"
+        with RunStore(db) as other:
+            class SawItInterrupted:  # `other` read the status just before `store` took the run
+                def __init__(self, conn):
+                    self.conn = conn
+
+                def execute(self, sql, *args):
+                    if sql.startswith("SELECT status FROM runs"):
+                        return type("Cursor", (), {"fetchone": lambda _self: {"status": "interrupted"}})()
+                    return self.conn.execute(sql, *args)
+
+                def __enter__(self):
+                    return self.conn.__enter__()
+
+                def __exit__(self, *exc):
+                    return self.conn.__exit__(*exc)
+
+            other.conn = SawItInterrupted(other.conn)
+            store.reopen_run(run_id, {"message": "first"})
+            with pytest.raises(ValueError, match="resumed elsewhere"):
+                other.reopen_run(run_id, {"message": "second"})
+            other.conn = other.conn.conn
+            assert other.get_run(run_id).status == "running"
+            assert [e["message"] for e in other.events(run_id, "resumed")] == ["first"]
+        store.finish_run(run_id, "finished")
