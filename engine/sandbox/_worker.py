@@ -450,6 +450,7 @@ class Worker:
         else:
             resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
             t0 = time.perf_counter()
+            modules = _snapshot_modules(np)
             try:
                 with np.errstate(all="ignore"):
                     mode = req.get("mode")
@@ -475,6 +476,7 @@ class Worker:
                 result = {"ok": False, "error": f"{type(exc).__name__}: {_short(exc)}"}
             finally:
                 sys.stdout, sys.stderr, sys.stdin = saved
+                _restore_modules(modules)
                 try:
                     resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
                 except (ValueError, OSError):
@@ -644,6 +646,32 @@ class Worker:
                 reply = {"ok": False, "error": f"bad request: {type(exc).__name__}: {_short(exc)}"}
             reply["id"] = req.get("id") if isinstance(req, dict) else None
             self.send(reply)
+
+
+_MISSING = object()
+
+
+def _snapshot_modules(np) -> list:
+    """The namespaces a program is most likely to patch (builtins, NumPy, math, the module
+    table), copied before it runs: see :func:`_restore_modules`."""
+    import builtins
+    import math
+
+    return [(mod.__dict__, dict(mod.__dict__)) for mod in (builtins, np, math)] + [(sys.modules, dict(sys.modules))]
+
+
+def _restore_modules(snapshot: list) -> None:
+    """Put back what a program replaced or removed in those namespaces (``builtins.float = …``,
+    ``np.mean = …``), so it cannot make the next program in this worker fail. Modules it imported
+    stay. Deeper tampering (NumPy's submodules, memory through ctypes) is not undone: the app's
+    re-scoring still refuses any score it did not earn."""
+    for index, (live, saved) in enumerate(snapshot):
+        if index < len(snapshot) - 1:  # a module's own names: drop what the program added
+            for key in [k for k in live if k not in saved]:
+                del live[key]
+        for key, value in saved.items():
+            if live.get(key, _MISSING) is not value:
+                live[key] = value
 
 
 def _checked(np, out, n: int):

@@ -436,3 +436,25 @@ def test_the_window_stays_responsive_while_llmsr_meets_hostile_code(arena, qtbot
             win.close()
     arena.assert_contained([store_text(tmp_path)])
     arena.assert_nothing_left()
+
+
+def test_a_program_that_patches_builtins_or_numpy_cannot_fail_the_next_one_in_its_worker():
+    """``builtins.float = …`` and ``np.mean = …`` are undone after the program, so the next
+    program in the same (reused) worker fits normally. Seen in CI: OpenEvolve's sensible program
+    failed "Cannot interpret '<lambda>' as a data type" after the monkeypatching kind."""
+    import numpy as np
+
+    from engine.sandbox.pool import SandboxLimits, SandboxPool
+
+    X = np.linspace(1.0, 2.0, 50)[:, None]
+    y = 3.0 * X[:, 0] + 1.0
+    with SandboxPool(1, SandboxLimits(cpu_seconds=5.0)) as pool:
+        pool.load_data(X, y)
+        poison = ("import builtins\nimport math\nimport numpy as np\nnp.mean = lambda *a, **k: 0.0\n"
+                  "math.sqrt = None\nbuiltins.float = lambda *a: 0.0\n"
+                  "def equation(x, params):\n    return params[0] * x\n")
+        assert not pool.evaluate(poison, "equation", 2).ok
+        good = pool.evaluate("import math\ndef equation(x, params):\n    return params[0] * x + params[1] * math.sqrt(4) / 2\n",
+                             "equation", 2)
+        assert good.ok and good.mse < 1e-10, good.error
+        assert pool.replaced == 0  # the same worker: the patches were undone, not the worker replaced
