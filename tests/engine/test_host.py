@@ -1,0 +1,220 @@
+"""Engine hosts (engine.host): calls in warm child processes, streamed back, cancellable,
+and never taking the caller down with them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from engine import host
+from engine.host import CallFailed, Host, HostLost, HostPool
+
+LIGHT = ("numpy",)  # what these hosts warm up: the tests' functions need no more
+
+
+# The functions below run in the host; they are found there by module and name.
+
+def numbers(n, *, cancelled):
+    for i in range(n):
+        yield i * i
+
+
+def pid_and_env(*, cancelled):
+    return os.getpid(), os.environ.get("KEPLERLAB_HOME"), os.environ.get("KEPLERLAB_TEST_GONE")
+
+
+def fails(*, cancelled):
+    raise ValueError("no such model: sin(")
+
+
+def until_cancelled(*, cancelled):
+    yield "started"
+    while not cancelled.wait(0.05):
+        pass
+    yield f"stopped after {cancelled.times} cancel(s)"
+
+
+def stuck(*, cancelled):
+    yield "started"
+    time.sleep(60)  # one C call that no cancel reaches
+    yield "never"
+
+
+def unpicklable(*, cancelled):
+    yield threading.Lock()
+
+
+def dies(*, cancelled):
+    yield "started"
+    os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(5)
+
+
+def _keep(hosts: list):
+    """An ``on_host`` that keeps the hosts handed out (it is told None when the call ends)."""
+    return lambda h: h is not None and hosts.append(h)
+
+
+@pytest.fixture
+def pool():
+    p = HostPool(keep=1, warm=LIGHT)
+    yield p
+    p.close()
+
+
+def test_a_host_streams_a_generators_items_and_returns_a_plain_value(pool):
+    assert list(pool.stream(numbers, 5)) == [0, 1, 4, 9, 16]
+    ((pid, _, _),) = list(pool.stream(pid_and_env))
+    assert pid != os.getpid()
+    # The idle host is kept warm and used again.
+    assert list(pool.stream(pid_and_env))[0][0] == pid
+    assert [h.calls for h in pool.hosts()] == [3]
+
+
+def test_a_failing_call_reports_its_type_and_message_and_the_host_goes_on(pool):
+    with pytest.raises(CallFailed) as failed:
+        list(pool.stream(fails))
+    assert str(failed.value) == "ValueError: no such model: sin("
+    assert "fails" in failed.value.remote_traceback
+    assert list(pool.stream(numbers, 2)) == [0, 1]
+    assert len(pool.hosts()) == 1
+
+
+def test_an_item_that_cannot_be_sent_is_a_failure_not_a_hang(pool):
+    with pytest.raises(CallFailed, match="pickle"):
+        list(pool.stream(unpicklable))
+    assert list(pool.stream(numbers, 1)) == [0]
+
+
+def test_cancel_reaches_the_function_every_time_it_is_asked(pool):
+    hosts = []
+    stream = pool.stream(until_cancelled, on_host=_keep(hosts))
+    assert next(stream) == "started"
+    hosts[0].cancel()
+    hosts[0].cancel()
+    rest = list(stream)
+    assert rest and rest[0].startswith("stopped after")
+    assert rest[0] in ("stopped after 1 cancel(s)", "stopped after 2 cancel(s)")
+    # The next call starts with a fresh cancel: it is not stopped by the old one.
+    stream = pool.stream(until_cancelled, on_host=_keep(hosts))
+    assert next(stream) == "started"
+    assert hosts[1] is hosts[0]
+    time.sleep(0.3)
+    assert hosts[1].busy()
+    hosts[1].cancel()
+    assert list(stream) == ["stopped after 1 cancel(s)"]
+
+
+def test_a_call_deaf_to_cancel_is_killed_and_its_host_replaced(pool):
+    hosts = []
+    stream = pool.stream(stuck, on_host=_keep(hosts))
+    assert next(stream) == "started"
+    started = time.monotonic()
+    hosts[0].cancel(kill_after=0.3)
+    assert list(stream) == []  # ends quietly: the kill was asked for
+    assert time.monotonic() - started < 5
+    assert not hosts[0].alive()
+    replacements = pool.hosts()  # a warm one is started at once, for the next call
+    assert len(replacements) == 1 and replacements[0] is not hosts[0]
+    assert list(pool.stream(numbers, 3, on_host=_keep(hosts))) == [0, 1, 4]
+    assert hosts[1] is replacements[0]
+
+
+def test_a_host_killed_from_outside_is_reported_with_its_exit_code(pool):
+    with pytest.raises(HostLost, match=r"ended unexpectedly \(killed by SIGKILL\)"):
+        list(pool.stream(dies))
+    assert list(pool.stream(numbers, 2)) == [0, 1]
+
+
+def test_a_stream_closed_early_does_not_leave_its_host_to_the_next_call(pool):
+    hosts = []
+    stream = pool.stream(until_cancelled, on_host=_keep(hosts))
+    assert next(stream) == "started"
+    stream.close()
+    assert not hosts[0].alive()
+    assert list(pool.stream(numbers, 2)) == [0, 1]
+    assert pool.hosts()[0] is not hosts[0]
+
+
+def test_every_call_gets_the_windows_environment_of_the_moment(pool, monkeypatch, tmp_path):
+    monkeypatch.setenv("KEPLERLAB_HOME", str(tmp_path / "one"))
+    monkeypatch.setenv("KEPLERLAB_TEST_GONE", "x")
+    assert list(pool.stream(pid_and_env))[0][1:] == (str(tmp_path / "one"), "x")
+    monkeypatch.setenv("KEPLERLAB_HOME", str(tmp_path / "two"))
+    monkeypatch.delenv("KEPLERLAB_TEST_GONE")
+    assert list(pool.stream(pid_and_env))[0][1:] == (str(tmp_path / "two"), None)
+
+
+def test_call_cancelled_before_it_reaches_a_host_does_not_run():
+    call = host.Call(numbers, 3)
+    call.cancel()
+    assert list(call) == []
+
+
+def test_in_process_mode_runs_the_call_in_the_callers_process(monkeypatch):
+    monkeypatch.setenv(host.IN_PROCESS_ENV, "1")
+    assert host.Call(pid_and_env).result()[0] == os.getpid()
+    call = host.Call(until_cancelled)
+    items = iter(call)
+    assert next(items) == "started"
+    call.cancel()
+    assert list(items) == ["stopped after 1 cancel(s)"]
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's exit status waits for a reaper that a container's
+    first process may never be)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_a_host_ends_when_the_process_that_started_it_is_killed(tmp_path):
+    """A ``kill -9`` of the window must not leave its engine processes running."""
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys, time
+        sys.path[:0] = {sys.path!r}
+        from engine.host import Host
+        if __name__ == "__main__":
+            h = Host(("numpy",))
+            print(h.pid, flush=True)
+            time.sleep(60)
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(parent.stdout.readline())
+        time.sleep(1.0)  # the host is up and waiting for calls
+        os.kill(child, 0)
+        parent.kill()
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and _running(child):
+            time.sleep(0.1)
+        if _running(child):
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the host outlived the process that started it")
+    finally:
+        parent.kill()
+
+
+def test_a_host_started_on_one_thread_serves_calls_from_another():
+    h = Host(LIGHT)
+    try:
+        box = {}
+        worker = threading.Thread(target=lambda: box.setdefault("items", list(h.stream(numbers, 3))))
+        worker.start()
+        worker.join(30)
+        assert box["items"] == [0, 1, 4]
+    finally:
+        h.close()
+    assert not h.alive()
