@@ -6,114 +6,24 @@ no data generated and no LLM called on the GUI thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import QObject, Signal
 
+from engine import host_calls
 from engine import methods as m
-from engine.runner import RunFinished, RunStarted, execute
-from engine.scoring import Evaluation, evaluate
-from engine.symbolbench.scoring import states
-from engine.store import RunStore
+from engine.fits import FitReady, compute_fit, structure_data, trajectory_data  # noqa: F401 (re-exported)
+from engine.host import Call
+from engine.runner import RunFinished, RunStarted
 from engine.tasks.model import Task
-from viewers.fit_viewer import FitData
 
 from .worker import GeneratorJob, call_in_thread, start_job
 
-
-@dataclass
-class FitReady:
-    """A model's fit, computed off the GUI thread."""
-
-    run_id: str | None
-    task_id: str
-    expression: str
-    evaluation: Evaluation
-    fit: FitData
-    surface: object = None  # engine.surfaces.mesh.SurfacePair of a surface task, for the 3-D view
-    series: object = None  # viewers.trajectory_view.TrajectoryData of an ODE task
-    kind: str = "fit"
-
-
-def compute_fit(task: Task, expression: str, run_id: str | None = None, title: str = "") -> FitReady:
-    data = task.load_data()
-    if task.kind in ("boolean_network", "causal_graph"):
-        # No predicted-against-true plot: their fit is the state map or the graph.
-        evaluation = evaluate(task, expression, data)
-        return FitReady(run_id, task.id, expression, evaluation, None, None,
-                        structure_data(task, data, expression, evaluation.predictions, title))
-    # The run already scored the model; the geometric metrics of surfaces are not redrawn here.
-    evaluation = evaluate(task, expression, data, geometry=False)
-    splits = {s.name: (s.y, evaluation.predictions[s.name]) for s in data}
-    target = task.target.name
-    surface = None
-    if task.kind == "surface":
-        from engine.surfaces.view import build_pair
-
-        surface = build_pair(task, expression, title=title or f"{task.title}: predicted against true")
-        if task.metadata.get("form") == "parametric":
-            # The three coordinates pooled in one predicted-against-true plot.
-            splits = {name: (y.ravel(), y_hat.ravel()) for name, (y, y_hat) in splits.items()}
-            target = "x, y, z"
-    series = None
-    if task.kind == "ode":
-        series = trajectory_data(task, data, evaluation.predictions, evaluation.metrics,
-                                 title=title or f"{task.title}: {task.model_label} = {expression}")
-        # The states pooled in one predicted-against-true plot (NaN where a simulation failed).
-        splits = {name: (y.ravel(), y_hat.ravel()) for name, (y, y_hat) in splits.items()}
-        target = ", ".join(task.metadata.get("states", []))
-    time = None
-    if task.time_variable and task.time_variable in task.input_names:
-        col = task.input_names.index(task.time_variable)
-        time = {s.name: s.X[:, col] for s in data}
-    fit = FitData(
-        target=target,
-        splits=splits,
-        time=time,
-        time_name=task.time_variable or "t",
-        title=title or f"{task.id}: {target} = {expression}",
-    )
-    return FitReady(run_id, task.id, expression, evaluation, fit, surface, series)
-
-
-def structure_data(task: Task, data, expression: str | None = None, predictions: dict | None = None,
-                   title: str = "") -> dict:
-    """What the Boolean state map or the causal-graph view draws (truth only without a model)."""
-    if task.kind == "causal_graph":
-        from engine.tasks.symbolbench_scm import parse_edges, true_edges
-
-        names = states(task)
-        predicted = parse_edges(expression, names) if expression else None
-        return {"kind": "causal_graph", "names": names, "true": true_edges(task), "predicted": predicted,
-                "title": title or task.title}
-    splits = {s.name: s.y for s in data if s.name in ("train", "test_ood")}
-    preds = {k: v for k, v in (predictions or {}).items() if k in splits} or None
-    return {"kind": "boolean_network", "genes": list(task.metadata["genes"]), "true": splits,
-            "predicted": preds, "inputs": list(task.metadata.get("inputs") or []), "title": title or task.title}
-
-
-def trajectory_data(task: Task, data, predictions: dict | None = None, metrics: dict | None = None, title: str = ""):
-    """The trajectory view's data: observed series and, with a model, its simulations."""
-    from viewers.trajectory_view import TrajectoryData
-
-    names = states(task)
-    keys = {"train": "train", "test_ood": "ood"}
-    splits, r2, errors = {}, {}, {}
-    for split in data:
-        if split.name not in keys:
-            continue
-        observed = split.y.reshape(len(split.y), -1)
-        simulated = (predictions or {}).get(split.name)
-        splits[split.name] = (split.X[:, 0], observed, simulated)
-        found = (metrics or {}).get(keys[split.name]) or {}
-        if "r2" in found:
-            r2[split.name] = found["r2"]
-        if found.get("error"):
-            errors[split.name] = found["error"]
-    descriptions = {v.name: v.description for v in task.variables}
-    return TrajectoryData(names, descriptions, splits, r2, errors, title or task.title)
+#: Seconds a superseded computation in an engine host may take to end before its process is
+#: killed (and a warm one started in its place): a symbolic check can spend seconds inside one
+#: SymPy call, and a user clicking through runs would otherwise leave a trail of them.
+KILL_AFTER = 0.3
 
 
 class RunController(QObject):
@@ -130,7 +40,8 @@ class RunController(QObject):
         super().__init__(parent)
         self.db_path = db_path
         self.job: GeneratorJob | None = None
-        self.context: m.RunContext | None = None
+        self.call: Call | None = None
+        self.lost = False  # the run's engine process died (the run is then interrupted)
         self.run_id: str | None = None
         self.task: Task | None = None
 
@@ -138,43 +49,27 @@ class RunController(QObject):
         return self.job is not None and self.job.is_running()
 
     def start(self, task: Task, method: str, config: dict, judge=None, resume: str | None = None) -> None:
-        """Run ``method`` on ``task`` off the GUI thread; ``judge`` (LLMSettings) also asks the
-        LLM judge about the final model. ``resume`` continues that interrupted run instead of
+        """Run ``method`` on ``task`` in an engine host (a process of its own, engine.host), its
+        events streamed to this object's signals; ``judge`` (LLMSettings) also asks the LLM
+        judge about the final model. ``resume`` continues that interrupted run instead of
         starting a new one (engine.resume; ``config`` is then the stored one)."""
         if self.is_running():
             raise RuntimeError("a run is already going")
         self.task = task
-        self.context = context = m.RunContext()
-        db_path = self.db_path
-
-        def produce():
-            # The worker thread opens its own connection (SQLite connections are per thread).
-            store = RunStore(db_path)
-            try:
-                result = None
-                for item in execute(task, method, config, context, store, judge=judge, resume=resume):
-                    if isinstance(item, RunFinished):
-                        result = item
-                    yield item
-                if result is not None and result.expression:
-                    try:
-                        yield compute_fit(task, result.expression, result.run_id)
-                    except Exception as exc:  # the run is stored; only the picture is missing
-                        yield m.Log(f"could not draw the fit: {exc}", "warning")
-            finally:
-                store.close()
-
-        self.job = start_job(produce, name=f"run-{method}")
+        self.lost = False
+        self.call = call = Call(host_calls.run, task, method, config, str(self.db_path), judge, resume)
+        self.job = start_job(lambda: call, name=f"run-{method}")
         self.job.item.connect(self._on_item)
-        self.job.failed.connect(self.failed)
+        self.job.failed.connect(self._on_failed)
         self.job.finished.connect(self._on_finished)
 
     def stop(self) -> None:
-        if self.context is not None:
-            self.context.cancel()
+        """Stop the run: it ends within a second with its best model scored, as ``cancelled``."""
+        if self.call is not None:
+            self.call.cancel()
 
     def shutdown(self, msecs: int = 5000) -> None:
-        """Cancel any run and wait for its thread (window closing)."""
+        """Cancel any run and wait for it (window closing)."""
         if self.is_running():
             self.stop()
             self.job.wait(msecs)
@@ -190,9 +85,28 @@ class RunController(QObject):
         else:
             self.event.emit(item)
 
+    def _on_failed(self, message: str) -> None:
+        if message.startswith("HostLost: "):
+            # The run's process died (killed, out of memory, a crash in a C extension): what it
+            # recorded is in the store, and the run can go on from there.
+            self.lost = True
+            reason = message[len("HostLost: "):].split("\n", 1)[0]
+            message = f"{reason}. What it recorded is kept: Run ▸ Resume interrupted run continues it."
+        self.failed.emit(_reason(message, first_line=False))
+
     def _on_finished(self) -> None:
         self.job = None
+        self.call = None
         self.idle.emit()
+
+
+def _reason(message: str, first_line: bool = True) -> str:
+    """A job's failure as the user reads it: an engine host's wrapper type left out (the
+    function's own ``Type: message`` follows it)."""
+    for wrapper in ("CallFailed: ", "HostLost: "):
+        if message.startswith(wrapper):
+            message = message[len(wrapper):]
+    return message.split("\n", 1)[0] if first_line else message
 
 
 class Loader(QObject):
@@ -208,11 +122,18 @@ class Loader(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._tokens: dict[str, int] = {}
+        self._calls: dict[str, Call] = {}
         self._jobs: set[GeneratorJob] = set()
 
     def request(self, channel: str, func) -> None:
+        """Run ``func()`` on a thread; a :class:`engine.host.Call` (see :func:`in_host`) runs in
+        an engine host instead, and is cancelled when a newer request of its channel arrives."""
         token = self._tokens.get(channel, 0) + 1
         self._tokens[channel] = token
+        self._cancel_call(channel)
+        if isinstance(func, Call):
+            self._calls[channel] = func
+            func = func.result
         job = call_in_thread(func, name=f"load-{channel}")
         self._jobs.add(job)
 
@@ -222,11 +143,12 @@ class Loader(QObject):
 
         def fail(message, token=token):
             if self._tokens.get(channel) == token:
-                self.error.emit(channel, message.split("\n", 1)[0])
+                self.error.emit(channel, _reason(message))
 
         def settle(job=job, token=token):
             self._jobs.discard(job)
             if self._tokens.get(channel) == token:
+                self._calls.pop(channel, None)
                 self.activity.emit(channel, False)
 
         job.item.connect(deliver)
@@ -240,10 +162,29 @@ class Loader(QObject):
     def cancel(self, channel: str) -> None:
         """Drop the answer of the channel's request in flight (newer news arrived another way)."""
         self._tokens[channel] = self._tokens.get(channel, 0) + 1
+        self._cancel_call(channel)
         self.activity.emit(channel, False)
+
+    def cancel_host_calls(self) -> None:
+        """Drop every request that runs in an engine host (window closing: a fit or a preview
+        is not worth waiting for; a file being written is not one of them)."""
+        for channel in list(self._calls):
+            self.cancel(channel)
+
+    def _cancel_call(self, channel: str) -> None:
+        call = self._calls.pop(channel, None)
+        if call is not None:
+            call.cancel()
 
     def wait_all(self, msecs: int = 5000) -> None:
         _wait_for(self.busy, self._jobs, msecs)
+
+
+def in_host(func, *args) -> Call:
+    """``func(*args)`` as a call for :meth:`Loader.request` that runs in an engine host (func
+    and args must pickle): model fits and data builds are CPU-bound Python, which on a thread of
+    this process would hold up the window's paints (engine.host)."""
+    return Call(host_calls.apply, func, *args, kill_on_cancel=KILL_AFTER)
 
 
 def _wait_for(busy, jobs, msecs: int) -> None:
@@ -283,18 +224,21 @@ class CandidateScorer(QObject):
         super().__init__(parent)
         self._token = 0
         self._job: GeneratorJob | None = None
+        self._call: Call | None = None
         self._jobs: set[GeneratorJob] = set()
 
     def request(self, key, task: Task, expressions: list[str], sa_seconds: float | None = None) -> None:
-        from engine.candidates import SA_SECONDS, iter_candidate_scores
+        from engine.candidates import SA_SECONDS
 
         self.cancel()
         self._token += 1
         token = self._token
         seconds = SA_SECONDS if sa_seconds is None else sa_seconds
-        expressions = list(expressions)
-        job = start_job(lambda: iter_candidate_scores(task, expressions, seconds), name="score-candidates")
-        self._job = job
+        # In an engine host: SymPy's checks would otherwise hold the interpreter the window
+        # paints with. A superseded request's host is killed if it is in the middle of a check.
+        call = Call(host_calls.candidate_scores, task, list(expressions), seconds, kill_on_cancel=KILL_AFTER)
+        job = start_job(lambda: call, name="score-candidates")
+        self._job, self._call = job, call
         self._jobs.add(job)
 
         def deliver(item, token=token):
@@ -304,7 +248,7 @@ class CandidateScorer(QObject):
         def finish(job=job, token=token):
             self._jobs.discard(job)
             if token == self._token:
-                self._job = None
+                self._job = self._call = None
                 self.done.emit(key)
 
         job.item.connect(deliver)
@@ -312,9 +256,11 @@ class CandidateScorer(QObject):
 
     def cancel(self) -> None:
         self._token += 1
+        if self._call is not None:
+            self._call.cancel()
         if self._job is not None:
             self._job.request_stop()
-            self._job = None
+        self._job = self._call = None
 
     def busy(self) -> bool:
         return any(j.is_running() for j in self._jobs)

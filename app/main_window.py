@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QM
 
 from engine import methods as m
 from engine import paths
+from engine.fits import task_data, true_surface
 from engine.runner import RunFinished, RunStarted
 from engine.store import RunStore, StoreError
 from engine.store.db import set_aside
@@ -42,7 +43,7 @@ from widgets.task_browser import TaskBrowser
 from widgets.task_detail import TaskDetail
 
 from . import settings
-from .controllers import CandidateScorer, FitReady, Loader, RunController, compute_fit, progress_fraction
+from .controllers import CandidateScorer, FitReady, Loader, RunController, compute_fit, in_host, progress_fraction
 
 #: Pareto fronts are applied to the table at most this often (ms); the latest one wins.
 FRONT_REFRESH_MS = 200
@@ -619,7 +620,7 @@ class MainWindow(QMainWindow):
         if not self.controller.is_running():
             self.run_panel.show_status(f"Ready to run on {task.name}.")
         self.detail.preview.set_loading(task.name)
-        self.loader.request("preview", lambda task=task: (task.id, task.load_data()))
+        self.loader.request("preview", in_host(task_data, task))
         self._show_true_surface(task)
         if self.history.only_task.isChecked():
             self.refresh_history()
@@ -635,7 +636,7 @@ class MainWindow(QMainWindow):
         self.current_task = task
         self.detail.show_task(task)
         self.detail.preview.set_loading(task.name)
-        self.loader.request("preview", lambda task=task: (task.id, task.load_data()))
+        self.loader.request("preview", in_host(task_data, task))
         self._show_true_surface(task)
         if not self.controller.is_running():
             self.run_panel.show_status(f"Ready to run on {task.title}.")
@@ -689,9 +690,7 @@ class MainWindow(QMainWindow):
         if task.kind != "surface":
             self.surface_view.clear()
             return
-        from engine.surfaces.view import build_pair
-
-        self.loader.request("surface", lambda task=task: (task.id, build_pair(task)))
+        self.loader.request("surface", in_host(true_surface, task))
 
     # ------------------------------------------------------------------ runs
 
@@ -823,6 +822,11 @@ class MainWindow(QMainWindow):
             self.docks["surface" if shown else "series" if series else "fit"].raise_()
 
     def _on_run_failed(self, message: str) -> None:
+        if self.controller.lost and self.store is not None:
+            try:  # its process is gone: the run is interrupted now, not at the next start
+                self.store.mark_interrupted()
+            except Exception:  # noqa: BLE001 -- a store fault shows where the history is read
+                pass
         first = message.split("\n", 1)[0]
         self.run_panel.show_status(f"The run stopped with an error: {first}")
         self.status_label.setText(first)
@@ -844,10 +848,8 @@ class MainWindow(QMainWindow):
         self.docks["fit"].raise_()
         run_id = self.displayed_run
 
-        def work(task=task, expression=expression, run_id=run_id):
-            return compute_fit(task, expression, run_id, title=f"Candidate: {task.target.name} = {expression}")
-
-        self.loader.request("fit", work)
+        title = f"Candidate: {task.target.name} = {expression}"
+        self.loader.request("fit", in_host(compute_fit, task, expression, run_id, title))
 
     def select_task_or_variant(self, task) -> bool:
         """Select ``task`` in the browser. A noise variant of a surface or a system is not in the
@@ -935,7 +937,7 @@ class MainWindow(QMainWindow):
             self.select_task_or_variant(task)
         if record.expression:
             self.fit.clear("Computing the fit…")
-            self.loader.request("fit", lambda task=task, r=record: compute_fit(task, r.expression, r.id))
+            self.loader.request("fit", in_host(compute_fit, task, record.expression, record.id))
         else:
             self.fit.clear("This run has no model to draw.")
         self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
@@ -1227,6 +1229,7 @@ class MainWindow(QMainWindow):
         self.study.close_study()  # every event is already stored; this only closes the file
         self.lab_panel.shutdown()  # experiments, fits and scoring in flight
         self.surface_view.shutdown()  # VTK's render window must close before its widget goes
+        self.loader.cancel_host_calls()
         self.loader.wait_all()
         self.exporter.wait_all()
         for scorer in (self.scorer, *self._compare_scorers):

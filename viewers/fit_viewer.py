@@ -4,28 +4,18 @@ coloured apart, so a model that only fits the training range is seen at a glance
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from engine.fits import FitData  # noqa: F401 (the data this view draws)
 
 from . import style
 from .style import split_brush, split_label, styled_plot
 
 #: Points drawn per split at most (pyqtgraph stays smooth; the metrics use every point).
 MAX_POINTS = 4000
-
-
-@dataclass
-class FitData:
-    """Everything the viewer draws; built off the GUI thread."""
-
-    target: str  # target variable name
-    splits: dict[str, tuple[np.ndarray, np.ndarray]]  # split -> (y_true, y_pred)
-    time: dict[str, np.ndarray] | None = None  # split -> time values (dynamical tasks)
-    time_name: str = "t"
-    title: str = ""
 
 
 def _thin(n: int) -> np.ndarray:

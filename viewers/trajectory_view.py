@@ -5,30 +5,18 @@ two-dimensional systems. The R² of each simulation is in the plot titles."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from engine.fits import TrajectoryData  # noqa: F401 (the data this view draws)
 
 from . import style
 from .style import split_brush, split_label
 
 #: Column order of the panels.
 SPLITS = ("train", "test_ood")
-
-
-@dataclass
-class TrajectoryData:
-    """What the view draws; built off the GUI thread."""
-
-    states: list[str]
-    descriptions: dict[str, str]
-    #: split -> (t (n,), observed (n, D), simulated (n, D) or None)
-    splits: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]]
-    r2: dict[str, float | None] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    title: str = ""
 
 
 def _fmt_r2(value) -> str:

@@ -46,8 +46,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from engine import host_calls
 from engine import methods as m
-from engine.store import RunStore
+from engine.host import Call
 from engine.sweep import LAB_METHODS, PlanError, SweepSpec, plan
 from widgets.tips import explain_headers
 from engine.sweep.runner import (SweepContext, SweepEnded, SweepPlanned, UnitDone, UnitRetried, UnitStarted, eta)
@@ -90,7 +91,8 @@ class SweepDialog(QDialog):
         self.resize(1200, 760)
         self.db_path = Path(db_path)
         self.job = None
-        self.context: SweepContext | None = None
+        self.call = None  # the sweep's engine.host.Call
+        self.context: SweepContext | None = None  # the Stop presses
         self.last_ended: SweepEnded | None = None
         self._todo = 0
         self._done = 0
@@ -369,8 +371,6 @@ class SweepDialog(QDialog):
         if self.is_running():
             return
         from app.worker import start_job
-        from engine.sweep import sweep
-        from engine.sweep.backends import make_backend
 
         if not self.update_plan():
             self.status.setText("Nothing to run: " + self.plan_label.text().replace("<b>", "").replace("</b>", ""))
@@ -381,7 +381,7 @@ class SweepDialog(QDialog):
             return
         workers = self.workers.value() if self.where_dask.isChecked() else None
         spec, resume, db_path = self.spec(), self.resume.isChecked(), self.db_path
-        self.context = context = SweepContext()
+        self.context = SweepContext()
         self.table.setRowCount(0)
         self._running.clear()
         self.log.clear()
@@ -389,19 +389,16 @@ class SweepDialog(QDialog):
         self._workers = workers or 1
         self.last_ended = None
 
+        # The sweep is coordinated in an engine host (engine.host): recording hundreds of runs
+        # is Python work that would otherwise hold up this window's paints.
+        self.call = call = Call(host_calls.sweep, spec, str(db_path),
+                                     {"workers": workers, "scheduler": scheduler, "connect_timeout": CONNECT_TIMEOUT},
+                                     resume)
+
         def produce():
-            store = RunStore(db_path)  # this thread's own connection
-            backend = None
-            try:
-                yield ("status", f"Connecting to {scheduler} (up to {CONNECT_TIMEOUT:g} s)…" if scheduler
-                       else "Starting the workers…")
-                # A short time-out: closing the window waits for this thread.
-                backend = make_backend(workers, scheduler, connect_timeout=CONNECT_TIMEOUT)
-                yield from sweep(spec, store, backend, resume=resume, context=context)
-            finally:
-                if backend is not None:
-                    backend.close(kill=context.force)
-                store.close()
+            yield ("status", f"Connecting to {scheduler} (up to {CONNECT_TIMEOUT:g} s)…" if scheduler
+                   else "Starting the workers…")
+            yield from call
 
         self.job = start_job(produce, name="sweep")
         self.job.item.connect(self._on_item)
@@ -419,12 +416,14 @@ class SweepDialog(QDialog):
         else:
             self.status.setText("Stopping: running units end with their best model. Stop again to abandon them.")
         self.context.cancel()
+        self.call.cancel()
 
     def shutdown(self, msecs: int = 15000) -> None:
         """Window closing: stop at once and wait for the thread."""
         if self.is_running():
-            self.context.cancel()
-            self.context.cancel()
+            for _ in range(2):
+                self.context.cancel()
+                self.call.cancel()
             self.job.wait(msecs)
 
     def _on_item(self, item) -> None:
@@ -487,6 +486,8 @@ class SweepDialog(QDialog):
         self.table.scrollToBottom()
 
     def _on_failed(self, message: str) -> None:
+        for wrapper in ("CallFailed: ", "HostLost: "):  # engine.host's types; the reason follows them
+            message = message.removeprefix(wrapper)
         first = message.split("\n", 1)[0]
         self.status.setText("The sweep could not run: " + first)
         self.log.appendPlainText(message)

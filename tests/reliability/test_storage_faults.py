@@ -678,6 +678,9 @@ def test_the_window_on_a_read_only_store_shows_its_runs_and_a_run_says_why_it_ca
     monkeypatch.setattr(store_db, "_connect",
                         lambda target, timeout, uri=False: real(f"{Path(target).resolve().as_uri()}?mode=ro",
                                                                 timeout, True))
+    # The fault is simulated in this process (root writes read-only files), so the run must run
+    # here too, not in an engine host (engine.host).
+    monkeypatch.setenv("KEPLERLAB_IN_PROCESS", "1")
     win = _window(qtbot, isolated_home)
     try:
         qtbot.waitUntil(lambda: bool(told["warning"]), timeout=5000)
@@ -699,6 +702,7 @@ def test_a_run_started_on_a_full_disk_shows_the_reason_and_the_window_goes_on(
     db.parent.mkdir(parents=True)
     ids = fill(db)
     brim(db)
+    monkeypatch.setenv("KEPLERLAB_IN_PROCESS", "1")  # the full disk is simulated in this process
     win = _window(qtbot, isolated_home)
     try:
         capped_connections(monkeypatch)  # from now on (the run's own connection) the disk is full
