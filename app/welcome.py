@@ -117,10 +117,17 @@ class Welcome(QObject):
         window.controller.failed.connect(self._on_run_failed)
         window.controller.idle.connect(self._on_run_idle)
         window.loader.ready.connect(self._on_loaded)
-        window.installEventFilter(self)
-        for dock in window.docks.values():
-            dock.installEventFilter(self)
         window.close_hooks.append(self._on_window_closing)
+
+    def _watch_window(self, on: bool) -> None:
+        """Follow the window's resizes, dock moves and font only while the card is shown: a
+        Python event filter sees every event of the window and its docks, paints included, which
+        costs each click on a busy window a few milliseconds for nothing."""
+        for obj in (self.window, *self.window.docks.values()):
+            if on:
+                obj.installEventFilter(self)
+            else:
+                obj.removeEventFilter(self)
 
     # ------------------------------------------------------------------ opening and closing
 
@@ -146,6 +153,9 @@ class Welcome(QObject):
         self._failure = None
         self._switched_during_run = None
         self._moved = False
+        if not self._open:
+            self._watch_window(True)
+            self.card.follow_font(self.window.font())  # a font change while closed was not seen
         self._open = True
         self.card.show()
         self.go(page)
@@ -157,6 +167,7 @@ class Welcome(QObject):
         self._spotlight([])
         if not was_open:
             return
+        self._watch_window(False)
         s = settings.settings()
         s.setValue(DONE_KEY, True)
         s.sync()

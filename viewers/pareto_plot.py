@@ -187,11 +187,15 @@ class ParetoPlot(QWidget):
         self.plot.enableAutoRange()
 
     def _legend_for(self, entries) -> None:
-        """The legend lists only what is drawn."""
+        """The legend lists only what is drawn. Rebuilt only when that changes: a new legend
+        row costs pyqtgraph a label item and its layout (about 10 ms per front)."""
+        wanted = [(item, label) for item, label, shown in entries if shown]
+        if wanted == getattr(self, "_legend_rows", None):
+            return
+        self._legend_rows = wanted
         self.legend.clear()
-        for item, label, shown in entries:
-            if shown:
-                self.legend.addItem(item, label)
+        for item, label in wanted:
+            self.legend.addItem(item, label)
 
     def _mark(self, item: pg.ScatterPlotItem, row: int | None) -> None:
         if row is not None and 0 <= row < len(self.rows) and np.isfinite(self._xy[row, 1]):
