@@ -49,6 +49,16 @@ from .controllers import CandidateScorer, FitReady, Loader, RunController, compu
 FRONT_REFRESH_MS = 200
 
 
+def _warm_engine_hosts() -> None:
+    from engine import host
+
+    if not host.in_process():
+        try:
+            host.pool().prestart(host.pool().keep)
+        except (OSError, RuntimeError):  # no process can be started here: calls work in-process
+            pass
+
+
 class MainWindow(QMainWindow):
     #: A stored run is being shown (open_run): the history, recent runs, a project, the demo's end.
     run_opened = Signal(str)
@@ -226,6 +236,9 @@ class MainWindow(QMainWindow):
         self.refresh_history()
         # The catalog is read off the GUI thread so the window is interactive at once.
         self.loader.request("catalog", registry.all_tasks)
+        # Engine processes warm up meanwhile (imports take a second or two), so the first task's
+        # preview and the first run do not wait for them.
+        QTimer.singleShot(0, self, _warm_engine_hosts)
         self._stale_check_queued = False  # from now on every relayout looks for leftover tab bars
 
     # ------------------------------------------------------------------ construction

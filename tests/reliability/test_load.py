@@ -149,7 +149,10 @@ def test_window_with_ten_runs_stays_responsive_and_clickable_during_a_live_run(q
     from stored_runs import add_run  # noqa: E402
 
     with RunStore(paths.default_db_path()) as store:
-        stored = [add_run(store, seed=seed) for seed in range(10)]
+        # Runs of four tasks (MatSci1-4 share their inputs, so one front fits them all): each
+        # click switches the task, its data preview and its fit, as a user browsing would.
+        stored = [add_run(store, seed=seed, task_id=f"llmsrbench/lsr-synth/material_science/MatSci{1 + seed % 4}")
+                  for seed in range(10)]
     create_app()
     win = MainWindow()
     qtbot.addWidget(win)
@@ -199,9 +202,10 @@ def test_window_with_ten_runs_stays_responsive_and_clickable_during_a_live_run(q
     live = [r for r in win.store.list_runs() if r.id not in stored]
     assert len(live) == 1 and live[0].status == "finished" and len(progress) >= 2
     assert len(win.history.run_ids()) == 11
-    # Generous: the longest gap is the known one as the run ends (its thread scores the final
-    # model holding the interpreter), 0.3–0.6 s on an idle 2-core machine, 0.8 s under load.
-    assert gap < 2.0, f"the event loop stalled for {gap:.2f} s ({at:.1f} s into the run)"
+    # The run, the scoring and the fits work in engine hosts; what is left is the window's own
+    # drawing for a click (0.1-0.3 s on a busy 2-core machine). With that work on threads of
+    # this process (KEPLERLAB_IN_PROCESS=1) the gaps were 1-3 s.
+    assert gap < 1.0, f"the event loop stalled for {gap:.2f} s ({at:.1f} s into the run)"
     win.close()
     win.controller.shutdown()
     win.loader.wait_all()
