@@ -350,10 +350,12 @@ def measure_load(args) -> dict:
     from app.application import create_app
     from app.main_window import MainWindow
     from app.worker import start_job
+    from engine import host_calls
     from engine import methods as m
     from engine import paths
+    from engine.host import Call
     from engine.store import RunStore
-    from engine.sweep import SweepSpec, run_sweep, sweep
+    from engine.sweep import SweepSpec, run_sweep
     from engine.sweep.backends import LocalPool
 
     StallMeter, spin, wait_until = _stall_tools()
@@ -418,14 +420,12 @@ def measure_load(args) -> dict:
         sweep_state.clear()
         sweep_state.update(done=0, ended=None)
 
+        # As the Sweep dialog runs it: coordinated in an engine host, streamed to a job thread.
+        call = Call(host_calls.sweep, spec, str(paths.default_db_path()), {"local_workers": 2}, False)
+        sweep_state["call"] = call
+
         def produce():
-            store = RunStore(paths.default_db_path())  # the job thread's own connection
-            backend = LocalPool(2)
-            try:
-                yield from sweep(spec, store, backend)
-            finally:
-                backend.close()
-                store.close()
+            yield from call
 
         def on_item(event):
             if getattr(event, "kind", "") == "unit_done":
