@@ -125,4 +125,9 @@ def run_app() -> int:
 
     window = MainWindow()
     window.show()
-    return app.exec()
+    try:
+        return app.exec()
+    finally:
+        from engine import host
+
+        host.shutdown()  # the engine processes quit with the window

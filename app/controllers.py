@@ -57,6 +57,7 @@ class RunController(QObject):
             raise RuntimeError("a run is already going")
         self.task = task
         self.lost = False
+        self.run_id = None  # set when the run has been created (RunStarted)
         self.call = call = Call(host_calls.run, task, method, config, str(self.db_path), judge, resume)
         self.job = start_job(lambda: call, name=f"run-{method}")
         self.job.item.connect(self._on_item)
@@ -91,7 +92,8 @@ class RunController(QObject):
             # recorded is in the store, and the run can go on from there.
             self.lost = True
             reason = message[len("HostLost: "):].split("\n", 1)[0]
-            message = f"{reason}. What it recorded is kept: Run ▸ Resume interrupted run continues it."
+            message = (f"{reason}. What it recorded is kept: Run ▸ Resume interrupted run continues it."
+                       if self.run_id is not None else f"{reason}, before the run had started.")
         self.failed.emit(_reason(message, first_line=False))
 
     def _on_finished(self) -> None:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import atexit
 import multiprocessing
+import multiprocessing.util  # noqa: F401 -- before our atexit handler: see pool()
 import os
 import queue
 import signal
@@ -54,6 +55,9 @@ WARM_MODULES = ("numpy", "scipy.optimize", "sympy", "engine.scoring", "engine.ru
 #: window's thread then gets the CPU as soon as it has something to draw: at equal priority it
 #: got a third of a core on two cores, and a 0.1-s redraw took 0.3-0.5 s.
 HOST_NICE = 10
+
+#: Seconds a cancelled call whose consumer has left may take to end before its host is killed.
+SETTLE = 0.5
 
 #: How often (seconds) a caller waiting on a host checks a cancelled call's deadline.
 POLL = 0.05
@@ -106,6 +110,10 @@ def _serve(conn, warm: tuple[str, ...]) -> None:
     import importlib
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C in a terminal is the window's to handle
+    try:  # a process group of its own, so that a sweep's workers go with it (Host.kill, below)
+        os.setsid()
+    except OSError:
+        pass
     try:  # background work yields the CPU to the window (its children, a sweep's workers, inherit it)
         os.nice(HOST_NICE)
     except (AttributeError, OSError):
@@ -118,10 +126,12 @@ def _serve(conn, warm: tuple[str, ...]) -> None:
             try:
                 message = conn.recv()
             except (EOFError, OSError):  # the parent has gone: so does this process, at once
-                os._exit(0)
+                _end_group()
             except Exception as exc:  # an unpicklable message: report it as the call's failure
                 calls.put(("bad", f"{type(exc).__name__}: {exc}"))
                 continue
+            if message[0] == "call":
+                cancel.clear()  # here, in pipe order: a cancel sent after the call is kept
             if message[0] == "cancel":
                 cancel.signal()
             else:
@@ -145,7 +155,6 @@ def _serve(conn, warm: tuple[str, ...]) -> None:
             continue
         _, func, args, kwargs, env = message
         _apply_env(env)
-        cancel.clear()  # a cancel for the previous call arrived before this call did
         iterator = None
         try:
             result = func(*args, cancelled=cancel, **kwargs)
@@ -160,13 +169,22 @@ def _serve(conn, warm: tuple[str, ...]) -> None:
             try:
                 conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=8)))
             except (OSError, EOFError):
-                os._exit(0)
+                _end_group()
         finally:
             if iterator is not None:
                 try:
                     iterator.close()
                 except Exception:
                     pass
+
+
+def _end_group() -> None:
+    """End this host and its children (a sweep's workers) at once."""
+    try:
+        if os.getpgrp() == os.getpid():  # only a group of its own: never the window's
+            os.killpg(0, signal.SIGKILL)
+    finally:
+        os._exit(0)
 
 
 def _app_env() -> dict[str, str]:
@@ -197,7 +215,8 @@ class Host:
         child.close()
         self._send_lock = threading.RLock()  # also orders a call's start against a cancel
         self._busy = False
-        self._cancelled = False
+        self._cancelled = False  # a cancel was sent for the call going on
+        self._killed = False  # this side killed the process (its end is then no surprise)
         self._kill_at: float | None = None  # a cancel's deadline (monotonic seconds), then the kill
         self._pending: tuple[float | None] | None = None  # a cancel that came before the call started
         #: False while a call's end ("done" or an error) has not been read: the host may still
@@ -228,6 +247,7 @@ class Host:
             raise RuntimeError("this host is already running a call")
         self._kill_at = None
         self._cancelled = False
+        self._killed = False
         self.clean = False
         self.calls += 1
         try:
@@ -254,7 +274,7 @@ class Host:
                 try:
                     message = self._conn.recv()
                 except (EOFError, OSError) as exc:
-                    if self._cancelled:
+                    if self._killed:  # our own kill of a cancelled call: the stream just ends
                         return
                     self.process.join(1.0)
                     raise HostLost(f"the engine process ended unexpectedly ({_how(self.process.exitcode)})") from exc
@@ -267,8 +287,25 @@ class Host:
                     self.clean = True
                     raise CallFailed(message[1], message[2] if len(message) > 2 else "")
         finally:
-            self._kill_at = None
-            self._busy = False
+            with self._send_lock:
+                self._kill_at = None
+                self._busy = False
+
+    def settle(self, timeout: float) -> bool:
+        """After a stream was left early: read the rest of its call until the call's end (True,
+        the host can serve again) or until ``timeout`` seconds have passed (False)."""
+        deadline = time.monotonic() + timeout
+        try:
+            while not self.clean:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                if self._conn.poll(min(POLL, left)):
+                    if self._conn.recv()[0] in ("done", "error"):
+                        self.clean = True
+        except (EOFError, OSError):
+            return False
+        return True
 
     def call(self, func: Callable, *args, **kwargs) -> Any:
         """``func``'s return value (a plain, non-iterator result)."""
@@ -289,13 +326,18 @@ class Host:
                 self._conn.send(("cancel",))
             except (OSError, EOFError):
                 return
-        if kill_after is not None:
-            deadline = time.monotonic() + kill_after
-            self._kill_at = deadline if self._kill_at is None else min(self._kill_at, deadline)
+            if kill_after is not None:
+                deadline = time.monotonic() + kill_after
+                self._kill_at = deadline if self._kill_at is None else min(self._kill_at, deadline)
 
     def kill(self) -> None:
+        """Kill the host and its process group (a sweep's workers)."""
+        self._killed = True
         if self.process.is_alive():
-            self.process.kill()
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except OSError:  # not a group leader yet (just started), or no process groups here
+                self.process.kill()
 
     def close(self, timeout: float = 2.0) -> None:
         """Let the host finish its loop, or kill it after ``timeout``."""
@@ -376,8 +418,11 @@ class HostPool:
             missing = max(0, min(n, self.keep) - len(self._idle))
         for _ in range(missing):
             started.append(Host(self.warm_modules))
-        with self._lock:
-            self._idle.extend(started)
+        with self._lock:  # another thread may have given hosts back, or closed the pool, meanwhile
+            room = 0 if self._closed else max(0, self.keep - len(self._idle))
+            self._idle.extend(started[:room])
+        for host in started[room:]:
+            host.close(0)
 
     def stream(self, func: Callable, *args, on_host: Callable[[Host], None] | None = None, host: Host | None = None,
                **kwargs) -> Iterator[Any]:
@@ -392,8 +437,10 @@ class HostPool:
         finally:
             if on_host is not None:
                 on_host(None)  # the caller lets go before the host can serve another call
-            replaced = not host.clean
-            if replaced:  # killed on a cancel, or the consumer left early while the call went on
+            # A consumer that left early: a cancelled call gets a moment to end (its host then
+            # serves again), any other is killed.
+            replaced = not host.clean and not (host._cancelled and host.settle(SETTLE))
+            if replaced:
                 host.kill()
                 host.process.join(1.0)
             self._give_back(host)
@@ -424,8 +471,20 @@ def pool() -> HostPool:
     with _pool_lock:
         if _pool is None:
             _pool = HostPool()
+            # Registered after multiprocessing's own exit handler (imported above), so it runs
+            # first: that handler joins every live child process, and a host waits for calls
+            # until it is told to quit, so the interpreter would never exit.
             atexit.register(_pool.close)
         return _pool
+
+
+def shutdown() -> None:
+    """Close the process-wide pool now (the app's exit; a later call starts a new pool)."""
+    global _pool
+    with _pool_lock:
+        old, _pool = _pool, None
+    if old is not None:
+        old.close()
 
 
 class Call:
@@ -443,9 +502,8 @@ class Call:
         """The host running this call (None once it has ended)."""
         with self._lock:
             self._host = host
-            cancelled = self._cancel.is_set()
-        if cancelled and host is not None:
-            host.cancel(self.kill_on_cancel)
+            if host is not None and self._cancel.is_set():
+                host.cancel(self.kill_on_cancel)
 
     def __iter__(self) -> Iterator[Any]:
         if self._cancel.is_set():
@@ -474,11 +532,10 @@ class Call:
 
     def cancel(self) -> None:
         """Ask the call to stop (any thread, any number of times: each one reaches it)."""
-        with self._lock:
+        with self._lock:  # held while the host is told, so the host cannot meanwhile be handed on
             self._cancel.signal()
-            host = self._host
-        if host is not None:
-            host.cancel(self.kill_on_cancel)
+            if self._host is not None:
+                self._host.cancel(self.kill_on_cancel)
 
 
 _warned: set[str] = set()

@@ -75,7 +75,9 @@ def sweep(spec: Any, db_path: str | Path, backend: dict, resume: bool | str, *, 
     from .sweep import sweep as run_sweep
     from .sweep.backends import LocalPool, make_backend
     from .sweep.runner import SweepContext
+    from .tasks import registry
 
+    registry.invalidate()  # plan on the catalog as it is now (a task imported since this host started)
     context = SweepContext()
     over = threading.Event()
 

@@ -49,6 +49,7 @@ from PySide6.QtWidgets import (
 from engine import host_calls
 from engine import methods as m
 from engine.host import Call
+from engine.store import RunStore
 from engine.sweep import LAB_METHODS, PlanError, SweepSpec, plan
 from widgets.tips import explain_headers
 from engine.sweep.runner import (SweepContext, SweepEnded, SweepPlanned, UnitDone, UnitRetried, UnitStarted, eta)
@@ -486,6 +487,13 @@ class SweepDialog(QDialog):
         self.table.scrollToBottom()
 
     def _on_failed(self, message: str) -> None:
+        if message.startswith("HostLost: "):  # the sweep's process died: its sweep is interrupted now
+            try:
+                with RunStore(self.db_path) as store:
+                    store.mark_interrupted()
+            except Exception:  # noqa: BLE001 -- a store fault is reported where the store is read
+                pass
+            message += "\n(Resume the sweep to run what is left.)"
         for wrapper in ("CallFailed: ", "HostLost: "):  # engine.host's types; the reason follows them
             message = message.removeprefix(wrapper)
         first = message.split("\n", 1)[0]

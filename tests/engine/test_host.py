@@ -41,6 +41,13 @@ def until_cancelled(*, cancelled):
     yield f"stopped after {cancelled.times} cancel(s)"
 
 
+def until_cancelled_twice(*, cancelled):
+    yield "started"
+    while cancelled.times < 2:
+        time.sleep(0.02)
+    yield "stopped after 2 cancel(s)"
+
+
 def stuck(*, cancelled):
     yield "started"
     time.sleep(60)  # one C call that no cancel reaches
@@ -95,13 +102,11 @@ def test_an_item_that_cannot_be_sent_is_a_failure_not_a_hang(pool):
 
 def test_cancel_reaches_the_function_every_time_it_is_asked(pool):
     hosts = []
-    stream = pool.stream(until_cancelled, on_host=_keep(hosts))
+    stream = pool.stream(until_cancelled_twice, on_host=_keep(hosts))
     assert next(stream) == "started"
     hosts[0].cancel()
-    hosts[0].cancel()
-    rest = list(stream)
-    assert rest and rest[0].startswith("stopped after")
-    assert rest[0] in ("stopped after 1 cancel(s)", "stopped after 2 cancel(s)")
+    hosts[0].cancel()  # a sweep's second Stop: abandon the running units
+    assert list(stream) == ["stopped after 2 cancel(s)"]
     # The next call starts with a fresh cancel: it is not stopped by the old one.
     stream = pool.stream(until_cancelled, on_host=_keep(hosts))
     assert next(stream) == "started"
@@ -110,6 +115,35 @@ def test_cancel_reaches_the_function_every_time_it_is_asked(pool):
     assert hosts[1].busy()
     hosts[1].cancel()
     assert list(stream) == ["stopped after 1 cancel(s)"]
+
+
+def test_a_cancel_that_comes_before_the_call_starts_is_kept():
+    """A Stop pressed while the host is still starting (importing) must reach the call."""
+    cold = HostPool(keep=1, warm=("sympy",))  # the call waits in the pipe while this imports
+    try:
+        box = {}
+
+        def consume():
+            box["items"] = list(cold.stream(until_cancelled, on_host=lambda h: h is not None and h.cancel()))
+
+        worker = threading.Thread(target=consume, daemon=True)
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive(), "the cancel was lost: the call still waits for it"
+        assert box["items"] == ["started", "stopped after 1 cancel(s)"]
+    finally:
+        cold.close()
+
+
+def test_a_consumer_that_leaves_a_cancelled_call_gives_its_host_back_warm(pool):
+    hosts = []
+    stream = pool.stream(until_cancelled, on_host=_keep(hosts))
+    assert next(stream) == "started"
+    hosts[0].cancel()
+    stream.close()  # as the window does with a superseded request: the call ends, its host serves on
+    assert hosts[0].alive() and hosts[0].clean
+    assert list(pool.stream(numbers, 2, on_host=_keep(hosts))) == [0, 1]
+    assert hosts[1] is hosts[0]
 
 
 def test_a_call_deaf_to_cancel_is_killed_and_its_host_replaced(pool):
@@ -218,3 +252,21 @@ def test_a_host_started_on_one_thread_serves_calls_from_another():
     finally:
         h.close()
     assert not h.alive()
+
+
+def test_a_program_that_used_hosts_exits_promptly(tmp_path):
+    """multiprocessing joins every live child at exit; idle hosts wait for calls, so without
+    the pool's own exit handler running first, the app would never exit."""
+    script = tmp_path / "user.py"
+    script.write_text(textwrap.dedent(f"""
+        import sys
+        sys.path[:0] = {sys.path!r}
+        from engine import host, host_calls
+        if __name__ == "__main__":
+            host.pool().prestart(2)
+            print(host.Call(host_calls.apply, sum, [1, 2, 3]).result(), flush=True)
+    """))
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "6", done.stderr
+    assert time.monotonic() - started < 30
