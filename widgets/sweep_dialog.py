@@ -392,9 +392,8 @@ class SweepDialog(QDialog):
 
         # The sweep is coordinated in an engine host (engine.host): recording hundreds of runs
         # is Python work that would otherwise hold up this window's paints.
-        self.call = call = Call(host_calls.sweep, spec, str(db_path),
-                                     {"workers": workers, "scheduler": scheduler, "connect_timeout": CONNECT_TIMEOUT},
-                                     resume)
+        where = {"workers": workers, "scheduler": scheduler, "connect_timeout": CONNECT_TIMEOUT}
+        self.call = call = Call(host_calls.sweep, spec, str(db_path), where, resume)
 
         def produce():
             yield ("status", f"Connecting to {scheduler} (up to {CONNECT_TIMEOUT:g} s)…" if scheduler
@@ -493,7 +492,8 @@ class SweepDialog(QDialog):
                     store.mark_interrupted()
             except Exception:  # noqa: BLE001 -- a store fault is reported where the store is read
                 pass
-            message += "\n(Resume the sweep to run what is left.)"
+            first, _, rest = message.partition("\n")
+            message = f"{first}. Resume the sweep to run what is left." + (f"\n{rest}" if rest else "")
         for wrapper in ("CallFailed: ", "HostLost: "):  # engine.host's types; the reason follows them
             message = message.removeprefix(wrapper)
         first = message.split("\n", 1)[0]

@@ -28,6 +28,8 @@ import queue
 import shutil
 import signal
 import tempfile
+import threading
+import time
 import uuid
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor
 from concurrent.futures import wait as futures_wait
@@ -52,8 +54,24 @@ class BackendLost(RuntimeError):
     run there; the sweep ends and ``--resume`` runs the rest."""
 
 
-def _ignore_sigint() -> None:
+def _worker_init() -> None:
+    """A pool worker: Ctrl+C is the coordinator's to handle, and the worker ends within a second
+    of its coordinator's death (``kill -9``, out of memory) instead of running its unit on for
+    nobody: the unit's run goes to a store only the coordinator would have read."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+#: How often (seconds) a local pool's worker checks that its coordinator still lives.
+PARENT_POLL = 1.0
 
 
 class LocalPool:
@@ -76,7 +94,7 @@ class LocalPool:
         return f"local process pool, {self.workers} worker(s)"
 
     def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_ignore_sigint)
+        return ProcessPoolExecutor(self.workers, mp_context=self._context, initializer=_worker_init)
 
     def submit(self, unit: dict):
         try:

@@ -73,6 +73,7 @@ def test_a_killed_engine_process_leaves_an_interrupted_run_that_resume_finishes(
     run_id = window.controller.run_id
     points = window.loss.point_count()
     os.kill(window.controller.call._host.pid, signal.SIGKILL)  # out of memory, a crash in C, a kill
+    qtbot.waitUntil(lambda: "ended unexpectedly" in window.run_panel.status.text(), timeout=20000)
     qtbot.waitUntil(lambda: not window.controller.is_running(), timeout=20000)
     status = window.run_panel.status.text()
     assert "ended unexpectedly (killed by SIGKILL)" in status and "Resume interrupted run" in status

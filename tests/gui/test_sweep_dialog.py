@@ -148,3 +148,45 @@ def test_an_unreachable_scheduler_is_reported_without_freezing_the_window(window
     qtbot.waitUntil(dialog.start_button.isEnabled, timeout=10000)
     with RunStore(window.db_path) as store:
         assert store.list_sweeps() == []
+
+
+def _in_group(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``."""
+    import os
+
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+                found.append(int(entry))
+    return found
+
+
+@pytest.mark.slow
+def test_a_sweep_whose_engine_process_is_killed_ends_interrupted_with_its_workers(window, qtbot):
+    import os
+    import signal
+
+    dialog = _open(window, qtbot)
+    qtbot.keyClicks(dialog.custom, TWO)
+    dialog.check_methods(["gp"])
+    dialog.seconds.setValue(60)
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: dialog.call is not None and dialog.call._host is not None
+                    and bool(dialog._running), timeout=60000)  # a unit is running on a worker
+    host_pid = dialog.call._host.pid
+    assert len(_in_group(host_pid)) >= 2  # the host and its pool's worker
+    os.kill(host_pid, signal.SIGKILL)  # the host alone, as the OOM killer would
+    qtbot.waitUntil(lambda: "ended unexpectedly" in dialog.status.text(), timeout=20000)
+    qtbot.waitUntil(lambda: not dialog.is_running(), timeout=20000)
+    status = dialog.status.text()
+    assert "ended unexpectedly (killed by SIGKILL)" in status and "Resume the sweep" in status
+    with RunStore(window.db_path) as store:
+        assert store.list_sweeps()[0]["status"] == "interrupted"
+    # Its worker does not run on: it ends with the host it belonged to.
+    qtbot.waitUntil(lambda: _in_group(host_pid) == [], timeout=15000)
