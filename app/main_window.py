@@ -835,12 +835,14 @@ class MainWindow(QMainWindow):
             self.docks["surface" if shown else "series" if series else "fit"].raise_()
 
     def _on_run_failed(self, message: str) -> None:
+        first = message.split("\n", 1)[0]
         if self.controller.lost and self.store is not None:
             try:  # its process is gone: the run is interrupted now, not at the next start
                 self.store.mark_interrupted()
             except Exception:  # noqa: BLE001 -- a store fault shows where the history is read
                 pass
-        first = message.split("\n", 1)[0]
+            if self._live_shown():  # no RunFinished will come to replace "Running…"
+                self.result.clear(f"Run {self.controller.run_id} was interrupted: {first}")
         self.run_panel.show_status(f"The run stopped with an error: {first}")
         self.status_label.setText(first)
 

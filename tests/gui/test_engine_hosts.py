@@ -78,6 +78,7 @@ def test_a_killed_engine_process_leaves_an_interrupted_run_that_resume_finishes(
     status = window.run_panel.status.text()
     assert "ended unexpectedly (killed by SIGKILL)" in status and "Resume interrupted run" in status
     assert window.store.get_run(run_id).status == "interrupted"  # now, not at the next start
+    assert window.result.equation.text().startswith(f"Run {run_id} was interrupted")
     qtbot.waitUntil(lambda: window.recovery.notice.isVisible(), timeout=5000)
     assert "interrupted" in window.recovery.notice.text()
 
