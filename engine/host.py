@@ -241,8 +241,8 @@ class Host:
     def stream(self, func: Callable, *args, **kwargs) -> Iterator[Any]:
         """Run ``func(*args, cancelled=<Event>, **kwargs)`` in the host and yield what it yields
         (or its one return value). Raises :class:`CallFailed` when the function raised and
-        :class:`HostLost` when the process died, unless the death was this host's own
-        ``cancel(kill_after=...)``: the stream then just ends."""
+        :class:`HostLost` when the process died, unless this side killed it (a cancel's
+        ``kill_after`` ran out, or :meth:`kill`): the stream then just ends."""
         if self._busy:
             raise RuntimeError("this host is already running a call")
         self._kill_at = None
