@@ -185,6 +185,7 @@ class MainWindow(QMainWindow):
         self.browser.task_selected.connect(self.on_task_selected)
         self.detail.variant_requested.connect(self.on_variant_requested)
         self._series_has_model = False
+        self._series_model_task: str | None = None  # the task whose model the series view shows
         self.detail.reveal_toggled.connect(self._on_reveal_toggled)
         self.run_panel.start_requested.connect(self.start_run)
         self.run_panel.stop_requested.connect(self.stop_run)
@@ -562,7 +563,8 @@ class MainWindow(QMainWindow):
             task_id, data = result
             if self.current_task is not None and task_id == self.current_task.id:
                 task = self.current_task
-                self._show_series(task, data)
+                if self._series_model_task != task_id:  # a model's trajectories already shown stay
+                    self._show_series(task, data)
                 preferred = task.time_variable or (task.input_names[0] if task.input_names else None)
                 targets = [v.name for v in task.variables if v.role == "target"]
                 self.detail.preview.set_data(data, task.input_names, targets if len(targets) > 1 else targets[0],
@@ -672,6 +674,7 @@ class MainWindow(QMainWindow):
     def _show_series(self, task, data, ready=None) -> None:
         """The SymbolBench view of the task's kind: its data, and a model's fit when ``ready``."""
         self._series_has_model = ready is not None
+        self._series_model_task = task.id if ready is not None else None
         if task.kind == "ode":
             if ready is not None and ready.series is not None:
                 self.trajectory_view.set_data(ready.series)

@@ -120,3 +120,17 @@ def test_typed_values_survive_a_change_of_task_and_methods_follow_the_task_after
     window.run_panel.set_value("seconds", 7)
     assert window.browser.select_task(ODE)
     assert window.run_panel.current_method().name == "gp" and window.run_panel.config()["seconds"] == 7
+
+
+def test_a_data_preview_arriving_after_the_models_fit_keeps_the_trajectories(window, qtbot):
+    """The preview is built in an engine process; a fast run's fit can reach the window first
+    (a host still warming up). The late preview must not replace the model's trajectories."""
+    _run(window, qtbot, ODE, "sindy")
+    view = window.trajectory_view
+    qtbot.waitUntil(lambda: view.curve_count() > 0, timeout=30000)
+    curves = view.curve_count()
+    task = window.current_task
+    window.loader.ready.emit("preview", (task.id, task.load_data()))  # as a late answer arrives
+    qtbot.wait(100)
+    assert view.curve_count() == curves
+    assert window.detail.preview.point_count() > 0  # the data preview itself is drawn
