@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from engine import host_calls
 from engine import methods as m
 from engine.fits import FitReady, compute_fit, structure_data, trajectory_data  # noqa: F401 (re-exported)
-from engine.host import Call
+from engine.host import Call, failure_text
 from engine.runner import RunFinished, RunStarted
 from engine.tasks.model import Task
 
@@ -94,21 +94,12 @@ class RunController(QObject):
             reason = message[len("HostLost: "):].split("\n", 1)[0]
             message = (f"{reason}. What it recorded is kept: Run ▸ Resume interrupted run continues it."
                        if self.run_id is not None else f"{reason}, before the run had started.")
-        self.failed.emit(_reason(message, first_line=False))
+        self.failed.emit(failure_text(message, first_line=False))
 
     def _on_finished(self) -> None:
         self.job = None
         self.call = None
         self.idle.emit()
-
-
-def _reason(message: str, first_line: bool = True) -> str:
-    """A job's failure as the user reads it: an engine host's wrapper type left out (the
-    function's own ``Type: message`` follows it)."""
-    for wrapper in ("CallFailed: ", "HostLost: "):
-        if message.startswith(wrapper):
-            message = message[len(wrapper):]
-    return message.split("\n", 1)[0] if first_line else message
 
 
 class Loader(QObject):
@@ -145,7 +136,7 @@ class Loader(QObject):
 
         def fail(message, token=token):
             if self._tokens.get(channel) == token:
-                self.error.emit(channel, _reason(message))
+                self.error.emit(channel, failure_text(message))
 
         def settle(job=job, token=token):
             self._jobs.discard(job)

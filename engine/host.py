@@ -98,6 +98,14 @@ class Cancel(threading.Event):
         super().clear()
 
 
+def failure_text(message: str, first_line: bool = True) -> str:
+    """A job's failure message (``"Type: message\n\ntraceback"``) as a user reads it: this
+    module's wrapper types left out, since the function's own ``Type: message`` follows them."""
+    for wrapper in ("CallFailed: ", "HostLost: "):
+        message = message.removeprefix(wrapper)
+    return message.split("\n", 1)[0] if first_line else message
+
+
 def in_process() -> bool:
     return os.environ.get(IN_PROCESS_ENV, "").strip().lower() in ("1", "true", "yes")
 
@@ -306,13 +314,6 @@ class Host:
         except (EOFError, OSError):
             return False
         return True
-
-    def call(self, func: Callable, *args, **kwargs) -> Any:
-        """``func``'s return value (a plain, non-iterator result)."""
-        result = None
-        for result in self.stream(func, *args, **kwargs):
-            pass
-        return result
 
     def cancel(self, kill_after: float | None = None) -> None:
         """Ask the call going on to stop (any thread). With ``kill_after`` (seconds) the process

@@ -48,7 +48,7 @@ from PySide6.QtWidgets import (
 
 from engine import host_calls
 from engine import methods as m
-from engine.host import Call
+from engine.host import Call, failure_text
 from engine.store import RunStore
 from engine.sweep import LAB_METHODS, PlanError, SweepSpec, plan
 from widgets.tips import explain_headers
@@ -494,8 +494,7 @@ class SweepDialog(QDialog):
                 pass
             first, _, rest = message.partition("\n")
             message = f"{first}. Resume the sweep to run what is left." + (f"\n{rest}" if rest else "")
-        for wrapper in ("CallFailed: ", "HostLost: "):  # engine.host's types; the reason follows them
-            message = message.removeprefix(wrapper)
+        message = failure_text(message, first_line=False)
         first = message.split("\n", 1)[0]
         self.status.setText("The sweep could not run: " + first)
         self.log.appendPlainText(message)
