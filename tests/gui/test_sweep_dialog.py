@@ -142,6 +142,8 @@ def test_an_unreachable_scheduler_is_reported_without_freezing_the_window(window
     qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
     assert dialog.is_running()  # connecting happens on the sweep's thread
     qtbot.waitUntil(lambda: "Connecting to tcp://127.0.0.1:1" in dialog.status.text(), timeout=5000)
+    # The failure comes as a queued signal, which may follow the thread's end: wait for its text.
+    qtbot.waitUntil(lambda: "cannot reach the Dask scheduler" in dialog.status.text(), timeout=30000)
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=30000)
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:1" in dialog.status.text()
     # The thread has ended; the dialog hears of it through the job's finished signal.
