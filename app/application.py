@@ -13,7 +13,18 @@ from PySide6.QtWidgets import QApplication
 from viewers.style import configure_pyqtgraph
 
 
+#: Qt 6 splits large raster fills (widget backgrounds, Fusion's scroll-bar gradients) across a
+#: "QtGui" thread pool and the GUI thread waits for the pieces. With the cores busy with engine
+#: work (a run, a sweep's workers, the engine hosts) those pool threads wait to be scheduled and
+#: the GUI thread waits with them: a scroll bar's repaint took 10–40 ms in the window against
+#: 0.1 ms without the pool, and scroll bars were 40 % of the window's paint time on a click
+#: (py-spy --native). Qt reads this variable when it first makes the pool; a user's own setting
+#: wins.
+NO_GUI_THREADPOOL = "QT_NO_GUI_THREADPOOL"
+
+
 def create_app(argv: list[str] | None = None) -> QApplication:
+    os.environ.setdefault(NO_GUI_THREADPOOL, "1")
     app = QApplication.instance() or QApplication(argv if argv is not None else sys.argv[:1])
     app.setApplicationName("Kepler Lab")
     app.setOrganizationName("KeplerLab")

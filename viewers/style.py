@@ -20,7 +20,7 @@ from typing import Callable
 
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont, QPen
 
 #: split name -> (label, colour). Colour-blind-safe (Okabe-Ito).
 SPLIT_STYLE = {
@@ -246,8 +246,9 @@ def apply_plot(plot: pg.PlotItem, style: Style | None = None) -> None:
             axis.labelStyle.pop("font-size", None)
         axis.setTextPen(fg)  # also re-renders the axis title with the label style above
         axis.setStyle(tickFont=font(s.tick_pt) if s.tick_pt is not None else None)
+        _opaque_grid(axis, s.background)
         if axis.grid is not False:
-            axis.setGrid(int(s.grid_alpha * 255))
+            axis.setGrid(int(s.grid_alpha * 255))  # also drops the axis's cached drawing
     title = plot.titleLabel
     if title.text:
         title.setText(title.text, color=s.foreground, size=f"{s.title_pt:g}pt")
@@ -256,6 +257,53 @@ def apply_plot(plot: pg.PlotItem, style: Style | None = None) -> None:
     legend = plot.legend
     if legend is not None:
         apply_legend(legend, s)
+
+
+#: Axes (and so their grid lines) go below the plot's ViewBox, which pyqtgraph puts at z -100.
+AXIS_Z = -200.0
+
+
+def _mixed(pen, background: QColor):
+    """``pen`` with its colour made opaque: mixed with ``background`` by the colour's alpha."""
+    color = pen.color()
+    a = color.alphaF()
+    if a >= 1.0:
+        return pen
+    mixed = QPen(pen)
+    mixed.setColor(QColor.fromRgbF(color.redF() * a + background.redF() * (1 - a),
+                                   color.greenF() * a + background.greenF() * (1 - a),
+                                   color.blueF() * a + background.blueF() * (1 - a)))
+    return mixed
+
+
+def _opaque_grid(axis: pg.AxisItem, background: Color) -> None:
+    """Draw ``axis``'s grid lines and ticks in opaque colours, behind the data.
+
+    pyqtgraph draws a grid as translucent lines over the data. Qt's raster engine blends
+    translucent cosmetic lines pixel by pixel, about 0.2 ms per line, so every repaint of a plot
+    with a grid cost 7–15 ms, two to three times what the rest of the plot cost, and a click that
+    redraws four plots stalled the window for 100 ms and more. Opaque lines of the colour the
+    translucent one would have had over the background draw 30 times faster; under the data
+    (the axes moved below the ViewBox) they look as before where there is no data and no longer
+    tint the points they cross. pyqtgraph's tick placement and fading are kept: only the pens of
+    its draw specs change (``generateDrawSpecs`` is wrapped per axis, so the custom axis
+    classes of the Pareto plot, the run comparison and the lab get it too)."""
+    axis._keplerlab_grid_background = pg.mkColor(background)
+    if getattr(axis, "_keplerlab_opaque_grid", False):
+        return
+    axis._keplerlab_opaque_grid = True
+    generate = axis.generateDrawSpecs
+
+    def opaque_specs(painter):
+        specs = generate(painter)
+        if specs is None:
+            return None
+        axis_spec, tick_specs, text_specs = specs
+        bg = axis._keplerlab_grid_background
+        return axis_spec, [(_mixed(pen, bg), p1, p2) for pen, p1, p2 in tick_specs], text_specs
+
+    axis.generateDrawSpecs = opaque_specs
+    axis.setZValue(AXIS_Z)
 
 
 def apply_legend(legend: pg.LegendItem, style: Style | None = None) -> None:
