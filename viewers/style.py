@@ -281,8 +281,8 @@ def _opaque_grid(axis: pg.AxisItem, background: Color) -> None:
 
     pyqtgraph draws a grid as translucent lines over the data. Qt's raster engine blends
     translucent cosmetic lines pixel by pixel, about 0.2 ms per line, so every repaint of a plot
-    with a grid cost 7–15 ms, two to three times what the rest of the plot cost, and a click that
-    redraws four plots stalled the window for 100 ms and more. Opaque lines of the colour the
+    with a grid cost 7–15 ms, two to three times what the rest of the plot cost, paid by every
+    plot a click redraws. Opaque lines of the colour the
     translucent one would have had over the background draw 30 times faster; under the data
     (the axes moved below the ViewBox) they look as before where there is no data and no longer
     tint the points they cross. pyqtgraph's tick placement and fading are kept: only the pens of
@@ -292,14 +292,16 @@ def _opaque_grid(axis: pg.AxisItem, background: Color) -> None:
     if getattr(axis, "_keplerlab_opaque_grid", False):
         return
     axis._keplerlab_opaque_grid = True
-    generate = axis.generateDrawSpecs
+    generate = type(axis).generateDrawSpecs
+    ref = weakref.ref(axis)  # the axis holds this function: no reference cycle back to it
 
     def opaque_specs(painter):
-        specs = generate(painter)
+        this = ref()
+        specs = generate(this, painter) if this is not None else None
         if specs is None:
             return None
         axis_spec, tick_specs, text_specs = specs
-        bg = axis._keplerlab_grid_background
+        bg = this._keplerlab_grid_background
         return axis_spec, [(_mixed(pen, bg), p1, p2) for pen, p1, p2 in tick_specs], text_specs
 
     axis.generateDrawSpecs = opaque_specs
