@@ -302,7 +302,13 @@ def _opaque_grid(axis: pg.AxisItem, background: Color) -> None:
             return None
         axis_spec, tick_specs, text_specs = specs
         bg = this._keplerlab_grid_background
-        return axis_spec, [(_mixed(pen, bg), p1, p2) for pen, p1, p2 in tick_specs], text_specs
+        mixed: dict[int, QPen] = {}  # pyqtgraph shares one pen per tick level: mix each once
+        opaque = []
+        for pen, p1, p2 in tick_specs:
+            if id(pen) not in mixed:
+                mixed[id(pen)] = _mixed(pen, bg)
+            opaque.append((mixed[id(pen)], p1, p2))
+        return axis_spec, opaque, text_specs
 
     axis.generateDrawSpecs = opaque_specs
     axis.setZValue(AXIS_Z)

@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QPainter, QPicture
 
 from app.application import NO_GUI_THREADPOOL, create_app
 from viewers import style
@@ -15,9 +15,6 @@ from viewers.pareto_plot import ParetoPlot
 
 
 def _grid_pens(axis: pg.AxisItem) -> list:
-    axis.picture = None
-    from PySide6.QtGui import QPainter, QPicture
-
     picture = QPicture()
     painter = QPainter(picture)
     try:
