@@ -54,6 +54,7 @@ class GeneratorJob(QObject):
     def __init__(self, produce: Callable[[], Iterable], name: str = "job", parent: QObject | None = None):
         super().__init__(parent)
         self.name = name
+        self._started = False
         self._done = False
         self.thread = QThread(self)
         self.thread.setObjectName(f"keplerlab-{name}")
@@ -74,6 +75,7 @@ class GeneratorJob(QObject):
 
     def start(self) -> "GeneratorJob":
         _live_jobs.add(self)
+        self._started = True
         self.thread.start()
         return self
 
@@ -83,7 +85,11 @@ class GeneratorJob(QObject):
             self.worker._stop = True
 
     def is_running(self) -> bool:
-        return not self._done and self.thread.isRunning()
+        """True from ``start`` until ``finished`` has been emitted on the GUI thread. A thread
+        that has ended still counts while its last items wait in the event queue: callers that
+        see ``False`` know every item has been delivered and every ``finished`` slot has run
+        (a button re-enabled there, say), not only that the thread is gone."""
+        return self._started and not self._done
 
     def wait(self, msecs: int = 5000) -> bool:
         return self._done or self.thread.wait(msecs)

@@ -81,6 +81,7 @@ def test_a_local_sweep_runs_every_task_and_resumes_with_nothing_left(window, qtb
     with qtbot.waitSignal(dialog.sweep_finished, timeout=120000) as blocker:
         pass
     qtbot.waitUntil(lambda: not dialog.is_running(), timeout=15000)
+    assert dialog.start_button.isEnabled()  # a sweep that is over can be started again at once
     ended = blocker.args[0]
     assert ended.status == "finished" and ended.counts == {"finished": 2}
     assert dialog.progress.value() == 2 and dialog.progress.maximum() == 2

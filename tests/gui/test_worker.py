@@ -32,6 +32,24 @@ def test_items_arrive_in_order_on_the_gui_thread(qtbot, qapp):
     assert not job.is_running() and job.wait(10)
 
 
+def test_a_job_runs_until_its_queued_items_and_finished_are_delivered(qtbot):
+    """The thread can end while its last items still wait in the GUI's event queue. Until they
+    and ``finished`` have been delivered the job is still running: a caller that sees it stopped
+    (a Start button's handler, a test) must find every item and ``finished`` slot done."""
+    seen, ended = [], []
+
+    def produce():
+        yield from range(3)
+
+    job = start_job(produce, "queued")
+    job.item.connect(seen.append)
+    job.finished.connect(lambda: ended.append(job.is_running()))
+    assert job.thread.wait(5000)  # the thread is gone; no event has been processed yet
+    assert seen == [] and job.is_running()
+    qtbot.waitUntil(lambda: not job.is_running(), timeout=5000)
+    assert seen == [0, 1, 2] and ended == [False]
+
+
 def test_an_exception_becomes_a_failed_signal(qtbot):
     def produce():
         yield 1
