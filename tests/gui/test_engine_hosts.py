@@ -83,7 +83,10 @@ def test_a_killed_engine_process_leaves_an_interrupted_run_that_resume_finishes(
     assert "interrupted" in window.recovery.notice.text()
 
     assert window.recovery.resume(run_id)
-    window.controller.stop()  # the rest of its 60 s is not needed: a Stop ends it with its best model
+    # Once it goes on (a Stop before its new process has taken it up leaves it interrupted, and
+    # resumable: under a loaded machine that can take a while) ...
+    qtbot.waitUntil(lambda: window.controller.run_id == run_id, timeout=30000)
+    window.controller.stop()  # ... the rest of its 60 s is not needed: a Stop ends it with its best model
     qtbot.waitUntil(lambda: not window.controller.is_running(), timeout=60000)
     record = window.store.get_run(run_id)
     assert record.status in ("finished", "cancelled") and record.expression
