@@ -78,18 +78,17 @@ class FitViewer(QWidget):
 
     def _detach(self) -> None:
         """Take the scatter items, the identity line and the zero line off the plots (kept)."""
-        legend = self.scatter_plot.legend
+        if self.scatter_plot.legend is not None:
+            # The legend lists only these items: emptied at once, it is resized once (removing its
+            # entries one by one relays it out for each).
+            self.scatter_plot.legend.clear()
         for (plot_name, _split), item in self._points.items():
             plot = self.scatter_plot if plot_name == "fit" else self.residual_plot
             if item.scene() is not None:
                 plot.removeItem(item)
-            if legend is not None and plot_name == "fit":
-                legend.removeItem(item)
         for plot, item in ((self.scatter_plot, self._identity), (self.residual_plot, self._zero)):
             if item.scene() is not None:
                 plot.removeItem(item)
-        if legend is not None:
-            legend.removeItem(self._identity)
 
     def clear(self, message: str = "Run a method or pick a run to see its fit.") -> None:
         self.current = None

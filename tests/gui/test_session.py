@@ -150,6 +150,7 @@ def test_session_restore_brings_back_task_run_layout_and_recent_runs(qtbot, isol
     entries = again.session.recent_run_actions()
     assert [a.data() for a in entries] == [first]
     assert entries[0].text().startswith("MatSci1 · gp · NMSE 0.05 · 20")
+    again.session.recent_tasks_menu.aboutToShow.emit()  # opening the menu fills it
     assert [a.data() for a in again.session.recent_tasks_menu.actions() if a.data()][:2] == [CKR1, MATSCI1]
     _click_history_row(qtbot, again, second)
     qtbot.waitUntil(lambda: again.displayed_run == second, timeout=15000)
