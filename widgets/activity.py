@@ -11,7 +11,9 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+
+from .progress import ProgressBar
 
 
 class ActivityBar(QWidget):
@@ -22,7 +24,7 @@ class ActivityBar(QWidget):
         self.setObjectName("activityBar")
         self.label = QLabel("")
         self.label.setObjectName("activityLabel")
-        self.bar = QProgressBar()
+        self.bar = ProgressBar()
         self.bar.setObjectName("activityProgress")
         self.bar.setFixedWidth(180)
         self.bar.setMaximumHeight(16)

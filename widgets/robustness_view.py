@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QSpinBox,
@@ -39,6 +38,7 @@ from PySide6.QtWidgets import (
 from engine import methods as m
 from engine import robustness
 from engine.store import RunStore
+from widgets.progress import ProgressBar
 from widgets.tips import explain_headers
 from engine.tasks import variants
 from viewers.robustness_plot import RobustnessPlot
@@ -107,7 +107,7 @@ class RobustnessView(QDialog):
         self.start_button.setDefault(True)
         self.stop_button = QPushButton("Stop")
         self.stop_button.setEnabled(False)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.status = QLabel("Choose base tasks, an axis and its levels, then Start.")

@@ -16,13 +16,14 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
+
+from .progress import ProgressBar
 
 #: Parameters shown first, in this order; the rest follow in the method's order.
 _FIRST = ("seconds", "seed")
@@ -72,7 +73,7 @@ class RunPanel(QWidget):
         self.stop_button.setObjectName("stopButton")
         self.stop_button.setToolTip("Stop the run; the best model so far is kept and scored")
         self.stop_button.setEnabled(False)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
         self.progress.setFormat("idle")

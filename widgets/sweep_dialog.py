@@ -33,7 +33,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPlainTextEdit,
-    QProgressBar,
     QPushButton,
     QRadioButton,
     QSpinBox,
@@ -51,6 +50,7 @@ from engine import methods as m
 from engine.host import Call, failure_text
 from engine.store import RunStore
 from engine.sweep import LAB_METHODS, PlanError, SweepSpec, plan
+from widgets.progress import ProgressBar
 from widgets.tips import explain_headers
 from engine.sweep.runner import (SweepContext, SweepEnded, SweepPlanned, UnitDone, UnitRetried, UnitStarted, eta)
 
@@ -162,7 +162,7 @@ class SweepDialog(QDialog):
             lambda: self.leaderboard_requested.emit(self.last_ended.sweep_id if self.last_ended else ""))
 
         # --- progress
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setFormat("%v / %m runs")
         self.eta_label = QLabel()
         self.status = QLabel("Choose suites and methods, then Start.")

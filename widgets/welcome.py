@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QPalette, QPen, QRegion
-from PySide6.QtWidgets import (QApplication, QFrame, QGraphicsDropShadowEffect, QHBoxLayout, QLabel, QProgressBar, QPushButton,
+from PySide6.QtWidgets import (QApplication, QFrame, QGraphicsDropShadowEffect, QHBoxLayout, QLabel, QPushButton,
                                QSizePolicy, QToolButton, QVBoxLayout, QWidget)
+
+from .progress import ProgressBar
 
 #: Tones of the card's status line: (text colour, background) for light and for dark windows.
 _TONES = {
@@ -134,7 +136,7 @@ class WelcomeCard(QFrame):
         self.extra.setWordWrap(True)
         self.extra.setTextFormat(Qt.TextFormat.RichText)
         self.extra.setVisible(False)
-        self.progress = QProgressBar()
+        self.progress = ProgressBar()
         self.progress.setObjectName("welcomeProgress")
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
