@@ -76,6 +76,10 @@ class MainWindow(QMainWindow):
         self.tasks: dict[str, object] = {}
         self.current_task = None
         self.displayed_run: str | None = None  # run whose loss / candidates / fit are shown
+        # A stored run is being opened (open_run); its task and, once drawn, the fit of
+        # ``_quiet_fit`` must not hide the run history the user is clicking through.
+        self._opening_run = False
+        self._quiet_fit: str | None = None
         self.run_seconds: float | None = None
         self._pending_front = None
         self._closing = False
@@ -634,7 +638,10 @@ class MainWindow(QMainWindow):
         self.detail.show_task(task)
         self._offer_methods(task)
         if not self.controller.is_running():
-            self.docks["detail"].raise_()
+            if self._opening_run:
+                self._raise_unless_over_history("detail")
+            else:
+                self.docks["detail"].raise_()
         self.run_panel.set_task_ready(True)
         if not self.controller.is_running():
             self.run_panel.show_status(f"Ready to run on {task.name}.")
@@ -839,7 +846,25 @@ class MainWindow(QMainWindow):
         if series:
             self._show_series(self.current_task, None, ready)
         if not self._closing:
-            self.docks["surface" if shown else "series" if series else "fit"].raise_()
+            name = "surface" if shown else "series" if series else "fit"
+            if ready.run_id is not None and ready.run_id == self._quiet_fit:
+                self._raise_unless_over_history(name)
+            else:
+                self.docks[name].raise_()
+
+    def _raise_unless_over_history(self, name: str) -> None:
+        """Bring a panel to the front for a stored run just opened, except over the run history
+        the user is clicking through (the panels share a tab group in the default layout): the
+        history stays in front, so the next run is one click away, and the panel fills behind
+        its tab. Raising it used to hide the history after every click and relay the window out
+        twice (Task, then Fit)."""
+        dock, history = self.docks[name], self.docks["history"]
+        # A dock behind another tab is still "visible" to Qt, moved out of the window: whether
+        # the history is in front is whether any of it is on screen.
+        in_front = history.isVisible() and not history.visibleRegion().isEmpty()
+        if in_front and not history.isFloating() and history in self.tabifiedDockWidgets(dock):
+            return
+        dock.raise_()
 
     def _on_run_failed(self, message: str) -> None:
         first = message.split("\n", 1)[0]
@@ -932,6 +957,14 @@ class MainWindow(QMainWindow):
             return
         self.run_opened.emit(run_id)
         self.displayed_run = run_id
+        self._opening_run, self._quiet_fit = True, run_id
+        try:
+            self._open_stored_run(record)
+        finally:
+            self._opening_run = False
+
+    def _open_stored_run(self, record) -> None:
+        run_id = record.id
         task = self.task_for(record.task_id)
         progress = self.store.progress(run_id)
         self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
