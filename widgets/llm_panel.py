@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
     QProxyStyle,
     QSplitter,
     QStackedWidget,
@@ -39,6 +38,8 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from widgets.progress import ProgressBar
 
 #: Queued events are applied at most this often (ms).
 REFRESH_MS = 200
@@ -675,8 +676,8 @@ class _Meter(QWidget):
         return label
 
     @staticmethod
-    def _bar(name: str) -> QProgressBar:
-        bar = QProgressBar()
+    def _bar(name: str) -> ProgressBar:
+        bar = ProgressBar()
         bar.setObjectName(name)
         bar.setRange(0, 1000)
         bar.setTextVisible(True)

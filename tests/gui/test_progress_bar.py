@@ -64,3 +64,15 @@ def test_a_value_set_while_the_panel_holds_its_updates_shows_once_it_lets_them_g
     assert bar.updatesEnabled()
     qtbot.waitUntil(lambda: bool(paints.values), timeout=2000)
     assert paints.values[-1] == 70
+
+
+def test_a_new_range_that_resets_the_value_is_painted_later_too(qtbot):
+    _holder, bar = _shown(qtbot, ProgressBar)
+    bar.setValue(80)
+    qtbot.wait(50)
+    paints = _Paints(bar)
+    bar.setRange(0, 10)  # 80 no longer fits: Qt resets the bar, and QProgressBar repaints at once
+    assert paints.values == [] and bar.value() == bar.minimum() - 1  # Qt's "no value yet"
+    qtbot.waitUntil(lambda: bool(paints.values), timeout=2000)
+    bar.setRange(0, 0)  # the busy indicator the activity bar shows for work of unknown length
+    assert bar.maximum() == 0 and bar.updatesEnabled()
