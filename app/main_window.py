@@ -76,8 +76,8 @@ class MainWindow(QMainWindow):
         self.tasks: dict[str, object] = {}
         self.current_task = None
         self.displayed_run: str | None = None  # run whose loss / candidates / fit are shown
-        # A stored run is being opened (open_run); its task and, once drawn, the fit of
-        # ``_quiet_fit`` must not hide the run history the user is clicking through.
+        # A stored run is being opened from the run history (open_run); its task and, once
+        # drawn, the fit of ``_quiet_fit`` must not hide the history the user is clicking through.
         self._opening_run = False
         self._quiet_fit: str | None = None
         self.run_seconds: float | None = None
@@ -201,7 +201,7 @@ class MainWindow(QMainWindow):
         self.controller.idle.connect(self._on_run_idle)
         self.loader.ready.connect(self._on_loaded)
         self.loader.error.connect(self._on_load_error)
-        self.history.run_selected.connect(self.open_run)
+        self.history.run_selected.connect(lambda run_id: self.open_run(run_id, from_history=True))
         self.history.only_task.toggled.connect(lambda _=None: self.refresh_history())
         self.candidates.candidate_activated.connect(self.show_candidate)
         # The Pareto plot and the candidate table are linked both ways.
@@ -760,6 +760,7 @@ class MainWindow(QMainWindow):
 
     def _on_run_started(self, event: RunStarted) -> None:
         self.displayed_run = event.run_id
+        self._quiet_fit = None  # a live (or resumed) run's fit comes forward when it ends
         self.status_label.setText(f"Run {event.run_id} on {event.task_id}")
         self.refresh_history()
 
@@ -848,6 +849,7 @@ class MainWindow(QMainWindow):
         if not self._closing:
             name = "surface" if shown else "series" if series else "fit"
             if ready.run_id is not None and ready.run_id == self._quiet_fit:
+                self._quiet_fit = None
                 self._raise_unless_over_history(name)
             else:
                 self.docks[name].raise_()
@@ -944,9 +946,10 @@ class MainWindow(QMainWindow):
             self.history.select_run(select, emit=False)
         self._update_replay_action()
 
-    def open_run(self, run_id: str) -> None:
+    def open_run(self, run_id: str, from_history: bool = False) -> None:
         """Show a stored run: its loss curve, last Pareto front, result and fit. The run going
-        on is shown live again: what it recorded so far, then its new events."""
+        on is shown live again: what it recorded so far, then its new events. A run picked in
+        the run history (``from_history``) leaves the history in front if it is."""
         if self.store is None or (run_id == self.displayed_run and self._live_shown()):
             return
         if self.controller.is_running() and run_id == self.controller.run_id:
@@ -957,7 +960,7 @@ class MainWindow(QMainWindow):
             return
         self.run_opened.emit(run_id)
         self.displayed_run = run_id
-        self._opening_run, self._quiet_fit = True, run_id
+        self._opening_run, self._quiet_fit = from_history, (run_id if from_history else None)
         try:
             self._open_stored_run(record)
         finally:

@@ -1,6 +1,7 @@
 """Clicking through the run history keeps the history in front: each run opened fills the Task
 and Fit panels behind their tabs instead of hiding the history (they share a tab group in the
-default layout), so the next run is one click away. Elsewhere the panels still come forward."""
+default layout), so the next run is one click away. Opened from elsewhere (File ▸ Recent runs), or with another tab in front, a run's panels still
+come forward."""
 
 from __future__ import annotations
 
@@ -63,11 +64,17 @@ def test_runs_opened_from_the_history_leave_the_history_in_front(window, qtbot):
         assert win.history.selected_run_id() == win.runs[key]
     assert win.fit.current.title and win.detail.preview is not None
 
-    # Looking at another tab, opening a run brings its fit forward, as before.
+    # With another tab in front (the history floated elsewhere, say), a run picked in the
+    # history brings its fit forward as before; so does one opened from File ▸ Recent runs.
     detail.raise_()
     qtbot.waitUntil(lambda: _in_front(detail), timeout=5000)
-    win.open_run(win.runs["ckr1"])
+    win.history.select_run(win.runs["ckr1"])
     qtbot.waitUntil(lambda: _in_front(fit), timeout=30000)
+    history.raise_()
+    qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
+    entry = next(a for a in win.session.recent_run_actions() if a.data() == win.runs["matsci"])
+    entry.trigger()  # not a click in the history: the run's panels come forward over it
+    qtbot.waitUntil(lambda: win.displayed_run == win.runs["matsci"] and _in_front(fit), timeout=30000)
     # And a task picked in the browser shows its Task panel even over the history.
     history.raise_()
     qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
