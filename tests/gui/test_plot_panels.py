@@ -1,7 +1,7 @@
 """The task's data preview and the fit viewer: what they draw and what their legends list, as a
 user changes the plotted input, opens another task and another run (the legends are emptied in one
-step and the preview's points are bare scatter items, for speed: nothing may go missing or
-appear twice)."""
+step and the preview's points are not redrawn on every range change, for speed: nothing may go
+missing or appear twice, and the plot menu's transforms still apply)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,11 @@ def test_the_preview_draws_each_split_once_as_the_user_changes_input_and_task(qt
     assert len(items) == 3
     np.testing.assert_allclose(np.sort(items[2].getData()[0]), np.sort(data["test_ood"].X[:, 0]))
 
+    preview.plot.setLogMode(x=True, y=False)  # the plot menu's Transforms ▸ Log X
+    shown = np.sort(preview.plot.listDataItems()[2].getData()[0])
+    np.testing.assert_allclose(shown, np.log10(np.sort(data["test_ood"].X[:, 0])))
+    preview.plot.setLogMode(x=False, y=False)
+
     preview.set_loading("another task")  # another task is picked: the old data go at once
     assert _legend(preview.plot) == [] and preview.point_count() == 0
     assert "another task" in preview.status.text()
@@ -76,19 +81,21 @@ _VIEWERS: list[FitViewer] = []
 def test_the_fit_legend_follows_the_fit_shown_and_empties_on_clear(qtbot):
     viewer = FitViewer()
     _VIEWERS.append(viewer)
-    viewer.resize(600, 500)
-    viewer.show()
-    viewer.show_fit(_fit(("train", "test_id", "test_ood")))
-    three = [split_label(s) for s in ("train", "test_id", "test_ood")]
-    assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
+    try:
+        viewer.resize(600, 500)
+        viewer.show()
+        viewer.show_fit(_fit(("train", "test_id", "test_ood")))
+        three = [split_label(s) for s in ("train", "test_id", "test_ood")]
+        assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
 
-    viewer.clear("Computing the fit…")  # another run is opened
-    assert _legend(viewer.scatter_plot) == []
-    assert viewer.header.text() == "Computing the fit…"
-    assert viewer.scatter_plot.listDataItems() == []
+        viewer.clear("Computing the fit…")  # another run is opened
+        assert _legend(viewer.scatter_plot) == []
+        assert viewer.header.text() == "Computing the fit…"
+        assert viewer.scatter_plot.listDataItems() == []
 
-    viewer.show_fit(_fit(("train", "test_id")))  # its fit has two splits: two entries, no leftovers
-    assert sorted(_legend(viewer.scatter_plot)) == sorted(three[:2] + ["identity"])
-    viewer.show_fit(_fit(("train", "test_id", "test_ood"), offset=1.0))
-    assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
-    viewer.hide()
+        viewer.show_fit(_fit(("train", "test_id")))  # its fit has two splits: two entries, no leftovers
+        assert sorted(_legend(viewer.scatter_plot)) == sorted(three[:2] + ["identity"])
+        viewer.show_fit(_fit(("train", "test_id", "test_ood"), offset=1.0))
+        assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
+    finally:
+        viewer.hide()  # kept for the session (above), out of sight
