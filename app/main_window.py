@@ -80,6 +80,8 @@ class MainWindow(QMainWindow):
         # drawn, the fit of ``_quiet_fit`` must not hide the history the user is clicking through.
         self._opening_run = False
         self._quiet_fit: str | None = None
+        self._open_token = 0  # which click's steps of open_run may still run
+        self._open_pending = -1  # the token of the last click's steps
         self.run_seconds: float | None = None
         self._pending_front = None
         self._closing = False
@@ -156,7 +158,8 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.docks["browser"], self.docks["run"]], [290, 360], Qt.Orientation.Horizontal)
         self.resizeDocks([self.docks["detail"], self.docks["loss"]], [600, 300], Qt.Orientation.Vertical)
         self.resizeDocks([self.docks["run"], self.docks["result"]], [560, 300], Qt.Orientation.Vertical)
-        self.resizeDocks([self.docks["loss"], self.docks["candidates"]], [450, 450], Qt.Orientation.Horizontal)
+        # The candidates' fixed metric columns take about 400 px before the expressions show.
+        self.resizeDocks([self.docks["loss"], self.docks["candidates"]], [270, 530], Qt.Orientation.Horizontal)
 
         self.controller = RunController(self.db_path, self)
         self.loader = Loader(self)
@@ -731,6 +734,7 @@ class MainWindow(QMainWindow):
         if resume is None:
             config = self._with_llm_settings(method, config)
         self.run_seconds = config.get("seconds")
+        self._open_token += 1  # what is left of opening a stored run must not land on this one
         self.loss.clear()
         self.scorer.cancel()
         self.activity.end("score")
@@ -949,9 +953,11 @@ class MainWindow(QMainWindow):
     def open_run(self, run_id: str, from_history: bool = False) -> None:
         """Show a stored run: its loss curve, last Pareto front, result and fit. The run going
         on is shown live again: what it recorded so far, then its new events. A run picked in
-        the run history (``from_history``) leaves the history in front if it is."""
+        the run history (``from_history``) leaves the history in front if it is, and its panels
+        are filled one per turn of the event loop (see :meth:`_open_steps`)."""
         if self.store is None or (run_id == self.displayed_run and self._live_shown()):
             return
+        self._open_token += 1  # a newer choice supersedes the steps of an earlier click
         if self.controller.is_running() and run_id == self.controller.run_id:
             self._show_live_again(run_id)
             return
@@ -960,45 +966,83 @@ class MainWindow(QMainWindow):
             return
         self.run_opened.emit(run_id)
         self.displayed_run = run_id
-        self._opening_run, self._quiet_fit = from_history, (run_id if from_history else None)
-        try:
-            self._open_stored_run(record)
-        finally:
-            self._opening_run = False
+        self._quiet_fit = run_id if from_history else None
+        steps = iter(self._open_steps(record))
+        if not from_history:
+            for step in steps:
+                step()
+            return
+        token = self._open_pending = self._open_token
 
-    def _open_stored_run(self, record) -> None:
+        def next_step() -> None:
+            if token != self._open_token or self._closing:
+                return
+            step = next(steps, None)
+            if step is None:
+                self._open_token += 1  # done: opening_run() is False
+                return
+            self._opening_run = True
+            try:
+                step()
+            finally:
+                self._opening_run = False
+                # 1 ms, not 0: Qt posts a zero-delay single shot as an event, and posted events
+                # (the paints among them) are all handled in one pass: no turn in between.
+                QTimer.singleShot(1, self, next_step)
+
+        next_step()
+
+    def opening_run(self) -> bool:
+        """A run picked in the history is still being filled into the panels."""
+        return self._open_pending == self._open_token
+
+    def _open_steps(self, record) -> list:
+        """Showing a stored run, panel by panel. Done at once, a click in the run history changed
+        every panel in one turn of the event loop and Qt then laid out and painted them all
+        together: 0.15-0.35 s in which the window did not answer (benchmarks/bench_ui.py, idle
+        window). One step per turn lets each panel paint before the next is filled."""
         run_id = record.id
         task = self.task_for(record.task_id)
-        progress = self.store.progress(run_id)
-        self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
-        front = self.store.last_front(run_id)
-        self.candidates.set_front(front, front[-1]["iteration"] if front else None, chosen=record.expression)
-        self.candidates.mark_chosen(record.expression, record.complexity, record.train_loss)
-        self._score_front(task)
-        self._load_llm_calls(record)
-        target = task.model_label if task else "y"
-        started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started_at))
-        secs = f" after {record.seconds:.1f} s" if record.seconds else ""
-        if record.expression:
-            self.result.show_result(target, record.expression, record.complexity, record.metrics,
-                                    f"run {run_id} ({record.method}, {started}) {record.status}{secs}")
-        elif record.status == "interrupted":
-            self.result.clear(f"Run {run_id} was interrupted: {record.error or 'its process ended'}. Everything "
-                              "it recorded is shown; Run ▸ Resume interrupted run (or a right-click on it in the "
-                              "run history) continues it.")
-        else:
-            self.result.clear(f"Run {run_id} {record.status}: {record.error or 'no model'}")
-        if task is None:
-            self.fit.clear(f"The task {record.task_id} is not in this version's catalog.")
-            return
-        if self.current_task is None or self.current_task.id != task.id:
-            self.select_task_or_variant(task)
-        if record.expression:
-            self.fit.clear("Computing the fit…")
-            self.loader.request("fit", in_host(compute_fit, task, record.expression, record.id))
-        else:
-            self.fit.clear("This run has no model to draw.")
-        self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
+
+        def loss() -> None:
+            self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
+            progress = self.store.progress(run_id)
+            self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
+
+        def front() -> None:
+            front = self.store.last_front(run_id)
+            self.candidates.set_front(front, front[-1]["iteration"] if front else None, chosen=record.expression)
+            self.candidates.mark_chosen(record.expression, record.complexity, record.train_loss)
+            self._score_front(task)
+
+        def result() -> None:
+            self._load_llm_calls(record)
+            target = task.model_label if task else "y"
+            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started_at))
+            secs = f" after {record.seconds:.1f} s" if record.seconds else ""
+            if record.expression:
+                self.result.show_result(target, record.expression, record.complexity, record.metrics,
+                                        f"run {run_id} ({record.method}, {started}) {record.status}{secs}")
+            elif record.status == "interrupted":
+                self.result.clear(f"Run {run_id} was interrupted: {record.error or 'its process ended'}. Everything "
+                                  "it recorded is shown; Run ▸ Resume interrupted run (or a right-click on it in "
+                                  "the run history) continues it.")
+            else:
+                self.result.clear(f"Run {run_id} {record.status}: {record.error or 'no model'}")
+
+        def task_and_fit() -> None:
+            if task is None:
+                self.fit.clear(f"The task {record.task_id} is not in this version's catalog.")
+                return
+            if self.current_task is None or self.current_task.id != task.id:
+                self.select_task_or_variant(task)
+            if record.expression:
+                self.fit.clear("Computing the fit…")
+                self.loader.request("fit", in_host(compute_fit, task, record.expression, record.id))
+            else:
+                self.fit.clear("This run has no model to draw.")
+
+        return [loss, front, result, task_and_fit]
 
     def _show_live_again(self, run_id: str) -> None:
         """Back from a stored run to the one going on: its curve and front from the store, then

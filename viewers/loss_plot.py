@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from . import style
 from .style import styled_plot
@@ -28,6 +28,12 @@ class LossPlot(QWidget):
         self.curve = self.plot.plot([], [], pen=style.pen(style.current().prediction, 2))
         self.summary = QLabel("No run yet.")
         self.summary.setObjectName("lossSummary")
+        # Its text changes with every run shown and every redraw of a live run; as a plain label
+        # its width was the dock's minimum width, so each new text relaid out and repainted the
+        # whole window (and jolted the panels sideways). Ignored: it takes the width it is given,
+        # and wraps onto a second line in a narrow dock.
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.plot_widget)

@@ -254,6 +254,9 @@ class CandidateTable(QWidget):
         self.export_button.clicked.connect(lambda: self.export_equation())
         self.legend = QLabel("<span style='color:#c87800'>★</span> recommended · ● / bold: the run's final model")
         self.legend.setStyleSheet("color: palette(placeholder-text);")
+        # Wrapped, so the legend's one-line width is not the dock's minimum width: that squeezed
+        # the loss plot beside it to a sliver in the default layout.
+        self.legend.setWordWrap(True)
         tools = QHBoxLayout()
         tools.setContentsMargins(0, 0, 0, 0)
         tools.addWidget(self.copy_button)

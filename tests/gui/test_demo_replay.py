@@ -171,7 +171,7 @@ def _settle(qtbot, win) -> None:
 def _open_from_history(qtbot, win, run_id: str) -> None:
     """The user clicks the run in the history: the window shows it."""
     assert win.history.select_run(run_id)
-    qtbot.waitUntil(lambda: win.displayed_run == run_id, timeout=5000)
+    qtbot.waitUntil(lambda: win.displayed_run == run_id and not win.opening_run(), timeout=5000)
 
 
 def _start_demo(qtbot, win) -> None:

@@ -1,7 +1,10 @@
 """Clicking through the run history keeps the history in front: each run opened fills the Task
 and Fit panels behind their tabs instead of hiding the history (they share a tab group in the
-default layout), so the next run is one click away. Opened from elsewhere (File ▸ Recent runs), or with another tab in front, a run's panels still
-come forward."""
+default layout), so the next run is one click away. Opened from elsewhere (File ▸ Recent runs),
+or with another tab in front, a run's panels still come forward.
+
+A click fills the panels one per turn of the event loop, and a newer choice supersedes what is
+left of an earlier click; the panels keep their place while the user clicks through runs."""
 
 from __future__ import annotations
 
@@ -25,7 +28,9 @@ CKR1_FRONT = [{"expression": "-0.5*A", "complexity": 3, "loss": 0.2},
 def window(qtbot, isolated_home):
     with RunStore(paths.default_db_path()) as store:
         runs = {"matsci": add_run(store),
-                "ckr1": add_run(store, front=CKR1_FRONT, chosen="-0.5*A + 0.1*t", task_id=CKR1, seed=2)}
+                "ckr1": add_run(store, front=CKR1_FRONT, chosen="-0.5*A + 0.1*t", task_id=CKR1, seed=2),
+                # a longer loss summary ("… NMSE 4.736e-08" against "… NMSE 0.04")
+                "long": add_run(store, losses=(0.9, 0.01, 4.736e-08), seed=3)}
     create_app()
     win = MainWindow(restore_layout=False)
     qtbot.addWidget(win)
@@ -43,6 +48,12 @@ def _in_front(dock) -> bool:
     return dock.isVisible() and not dock.visibleRegion().isEmpty()
 
 
+def _shown(win, key: str) -> bool:
+    """Every panel shows run ``key``: the last step of opening it is done and its fit is in."""
+    return (win.displayed_run == win.runs[key] and not win.opening_run() and win.fit.current is not None
+            and not win.loader.busy())
+
+
 def _click_run(qtbot, win, run_id: str) -> None:
     table = win.history.table
     row = win.history.run_ids().index(run_id)
@@ -58,7 +69,7 @@ def test_runs_opened_from_the_history_leave_the_history_in_front(window, qtbot):
     qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
     for key in ("matsci", "ckr1", "matsci"):  # each click changes task, so Task and Fit change
         _click_run(qtbot, win, win.runs[key])
-        qtbot.waitUntil(lambda: win.fit.current is not None and win.displayed_run == win.runs[key], timeout=30000)
+        qtbot.waitUntil(lambda: _shown(win, key), timeout=30000)
         assert win.current_task.id == (MATSCI1 if key == "matsci" else CKR1)
         assert _in_front(history) and not _in_front(fit) and not _in_front(detail)
         assert win.history.selected_run_id() == win.runs[key]
@@ -80,3 +91,65 @@ def test_runs_opened_from_the_history_leave_the_history_in_front(window, qtbot):
     qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
     assert win.browser.select_task("feynman/I.6.2a")
     qtbot.waitUntil(lambda: _in_front(detail), timeout=5000)
+
+
+def _geometry(win) -> dict:
+    return {name: dock.geometry() for name, dock in win.docks.items() if _in_front(dock)}
+
+
+def test_browsing_the_history_leaves_every_panel_where_it_was(window, qtbot):
+    """The loss summary's text ("iteration 30: best training NMSE 4.736e-08") was the loss
+    dock's minimum width: each run opened moved every panel of the window sideways by a few
+    pixels, and the whole window was laid out and painted again."""
+    win = window
+    win.docks["history"].raise_()
+    _click_run(qtbot, win, win.runs["matsci"])
+    qtbot.waitUntil(lambda: _shown(win, "matsci"), timeout=30000)
+    qtbot.wait(200)
+    before = _geometry(win)
+    assert {"history", "loss", "candidates", "browser", "run", "result"} <= set(before)
+    for key in ("long", "ckr1", "long", "matsci"):
+        _click_run(qtbot, win, win.runs[key])
+        qtbot.waitUntil(lambda: _shown(win, key), timeout=30000)
+        qtbot.wait(200)  # the layout settles
+        assert _geometry(win) == before, key
+    summary = win.loss.summary
+    assert summary.text().endswith("0.04") and summary.isVisible()
+    _click_run(qtbot, win, win.runs["long"])
+    qtbot.waitUntil(lambda: _shown(win, "long"), timeout=30000)
+    assert summary.text() == "iteration 30: best training NMSE 4.736e-08"
+    assert summary.width() <= win.loss.width()  # in the dock, wrapped if it must be
+
+
+def test_a_click_fills_the_panels_in_turns_and_a_newer_choice_supersedes_it(window, qtbot):
+    win = window
+    win.docks["history"].raise_()
+    _click_run(qtbot, win, win.runs["matsci"])
+    qtbot.waitUntil(lambda: _shown(win, "matsci"), timeout=30000)
+
+    # The click itself draws the loss curve; the candidates follow on a later turn.
+    _click_run(qtbot, win, win.runs["ckr1"])
+    assert win.opening_run() and win.displayed_run == win.runs["ckr1"]
+    assert list(win.loss.data()[1]) == [0.9, 0.3, 0.1, 0.05, 0.04]
+    assert [r["expression"] for r in win.candidates.rows()] != [r["expression"] for r in CKR1_FRONT]
+    qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
+    assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
+    assert win.current_task.id == CKR1 and win.runs["ckr1"] in win.result.details.text()
+
+    # A second click before the first is shown: only the second one lands.
+    _click_run(qtbot, win, win.runs["long"])
+    _click_run(qtbot, win, win.runs["ckr1"])
+    qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
+    qtbot.wait(300)
+    assert win.current_task.id == CKR1 and win.history.selected_run_id() == win.runs["ckr1"]
+    assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
+
+    # File ▸ Recent runs right after a click: the menu's run is the one shown, all of it.
+    _click_run(qtbot, win, win.runs["long"])
+    entry = next(a for a in win.session.recent_run_actions() if a.data() == win.runs["ckr1"])
+    entry.trigger()
+    assert not win.opening_run() and win.displayed_run == win.runs["ckr1"]
+    qtbot.wait(300)
+    assert list(win.loss.data()[1]) == [0.9, 0.3, 0.1, 0.05, 0.04]  # CKR1's run, not the long one's
+    assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
+    assert win.current_task.id == CKR1
