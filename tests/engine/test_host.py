@@ -30,6 +30,16 @@ def pid_and_env(*, cancelled):
     return os.getpid(), os.environ.get("KEPLERLAB_HOME"), os.environ.get("KEPLERLAB_TEST_GONE")
 
 
+def placement(*, cancelled):
+    """The host's scheduling: its session, process group, niceness and autogroup (Linux)."""
+    try:
+        with open("/proc/self/autogroup") as f:
+            autogroup = f.read().split()[0]
+    except OSError:
+        autogroup = None
+    return os.getpid(), os.getsid(0), os.getpgid(0), os.nice(0), autogroup
+
+
 def fails(*, cancelled):
     raise ValueError("no such model: sin(")
 
@@ -83,6 +93,23 @@ def test_a_host_streams_a_generators_items_and_returns_a_plain_value(pool):
     # The idle host is kept warm and used again.
     assert list(pool.stream(pid_and_env))[0][0] == pid
     assert [h.calls for h in pool.hosts()] == [3]
+
+
+@pytest.mark.skipif(not hasattr(os, "getsid"), reason="Unix sessions")
+def test_a_host_runs_at_low_priority_in_the_windows_scheduling_group(pool):
+    """A host leads a process group of its own (Host.kill takes a sweep's workers with it) but
+    stays in the window's session. A session of its own is also a scheduling group of its own
+    under Linux autogroups (on by default in the common desktop kernels), where the niceness
+    counts only inside the group: three busy hosts then took most of the CPU from the window."""
+    ((pid, sid, pgid, nice, autogroup),) = list(pool.stream(placement))
+    assert pgid == pid and sid == os.getsid(0)
+    assert nice >= host.HOST_NICE
+    try:
+        with open("/proc/self/autogroup") as f:
+            ours = f.read().split()[0]
+    except OSError:
+        ours = None
+    assert autogroup == ours
 
 
 def test_a_failing_call_reports_its_type_and_message_and_the_host_goes_on(pool):

@@ -433,3 +433,22 @@ def test_run_code_returns_prints_and_needs_no_data(tmp_path, monkeypatch):
         p.load_data(x, 2.0 * x + 3.0)
         assert_works(p)
         assert p.run_code("print(1)\n").output == "1\n"
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="Unix priorities")
+def test_generated_code_runs_at_low_priority():
+    """A worker is niced, and so is its scheduling group: its session of its own is one under
+    Linux autogroups, where a niced process in a group of its own competes with the window's
+    whole session as an equal."""
+    with fresh_pool() as p:
+        assert_works(p)  # a fitting worker and the one that re-scores its fit
+        workers = list(p._workers)
+        assert workers
+        for worker in workers:
+            assert os.getpriority(os.PRIO_PROCESS, worker.proc.pid) >= 10
+            try:
+                with open(f"/proc/{worker.proc.pid}/autogroup") as group:
+                    text = group.read()
+            except OSError:
+                continue  # no autogroups here
+            assert int(text.split("nice")[1]) >= 10, text
