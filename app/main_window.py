@@ -237,6 +237,9 @@ class MainWindow(QMainWindow):
         self.appearance = appearance.install(self)
         self.session = session.install(self, restore=restore_layout)  # its dock is in the default layout
         self.docks["detail"].raise_()  # the Task tab in front (a newly tabified dock comes first)
+        # The data preview waits off screen (behind the run history, say) to draw a new task's
+        # points; its tab coming forward draws them.
+        self.docks["detail"].visibilityChanged.connect(lambda shown: shown and self.detail.preview.draw_pending())
         self._restore_layout()
         self.demo = demo.install(self)
         self.welcome = welcome.install(self, first_run=restore_layout)
@@ -995,6 +998,11 @@ class MainWindow(QMainWindow):
     def opening_run(self) -> bool:
         """A run picked in the history is still being filled into the panels."""
         return self._open_pending == self._open_token
+
+    def cancel_open_run(self) -> None:
+        """Drop what is left of opening a run from the history (another feature, the demo
+        replay, is taking the panels over)."""
+        self._open_token += 1
 
     def _open_steps(self, record) -> list:
         """Showing a stored run, panel by panel. Done at once, a click in the run history changed

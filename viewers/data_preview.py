@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .fit_viewer import _thin
@@ -43,6 +43,7 @@ class DataPreview(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.plot_widget)
         self._data = None
+        self._pending = False  # new data not drawn yet: the preview is off screen
         self._inputs: list[str] = []
         self._target = ""
         self._targets: list[str] = []
@@ -60,10 +61,12 @@ class DataPreview(QWidget):
 
     def set_loading(self, task_title: str) -> None:
         self._data = None
+        self._pending = False
         self._clear_plot()
         self.status.setText(f"Generating data for {task_title}…")
 
     def set_error(self, message: str) -> None:
+        self._pending = False
         self._clear_plot()
         self.status.setText(message)
 
@@ -90,12 +93,41 @@ class DataPreview(QWidget):
         self._redraw()
 
     def point_count(self) -> int:
+        """Points drawn (none while new data wait for the preview to come on screen)."""
         return sum(len(item.getData()[0]) for item in self.plot.listDataItems() if item.getData()[0] is not None)
 
-    def _redraw(self, *_args, emit: bool = True) -> None:
+    def on_screen(self) -> bool:
+        """Shown and not behind another tab (Qt keeps a tabbed-away dock visible, off screen)."""
+        return self.isVisible() and not self.visibleRegion().isEmpty()
+
+    def draw_pending(self) -> None:
+        """Draw data that arrived while the preview was off screen (its dock came forward)."""
+        if self._pending:
+            self._redraw(force=True)
+
+    def eventFilter(self, obj, event) -> bool:
+        # The plot is about to be painted with data still to draw: draw them first (the dock's
+        # visibilityChanged usually comes earlier; this covers any other way onto the screen).
+        if event.type() == QEvent.Type.Paint and self._pending:
+            self._redraw(force=True)
+        return False
+
+    def _redraw(self, *_args, emit: bool = True, force: bool = False) -> None:
         self._clear_plot()
         if self._data is None or not self._inputs:
+            self._pending = False
             return
+        if not force and not self.on_screen():
+            # Behind another tab (the run history, while a user clicks through runs): building
+            # the items of 5000 points there took the window's thread 15-25 ms per click (more
+            # on a busy machine) for nothing to see.
+            if not self._pending:
+                self._pending = True
+                self.plot_widget.viewport().installEventFilter(self)
+            return
+        if self._pending:
+            self._pending = False
+            self.plot_widget.viewport().removeEventFilter(self)
         column = max(0, self.input_box.currentIndex())
         name = self._inputs[column]
         which = max(0, self.target_box.currentIndex())

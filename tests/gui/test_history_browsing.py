@@ -118,7 +118,6 @@ def test_browsing_the_history_leaves_every_panel_where_it_was(window, qtbot):
     _click_run(qtbot, win, win.runs["long"])
     qtbot.waitUntil(lambda: _shown(win, "long"), timeout=30000)
     assert summary.text() == "iteration 30: best training NMSE 4.736e-08"
-    assert summary.width() <= win.loss.width()  # in the dock, wrapped if it must be
 
 
 def test_a_click_fills_the_panels_in_turns_and_a_newer_choice_supersedes_it(window, qtbot):
@@ -127,20 +126,30 @@ def test_a_click_fills_the_panels_in_turns_and_a_newer_choice_supersedes_it(wind
     _click_run(qtbot, win, win.runs["matsci"])
     qtbot.waitUntil(lambda: _shown(win, "matsci"), timeout=30000)
 
-    # The click itself draws the loss curve; the candidates follow on a later turn.
+    # The click selects the run's task; the loss curve and the candidates follow on later turns.
     _click_run(qtbot, win, win.runs["ckr1"])
-    assert win.opening_run() and win.displayed_run == win.runs["ckr1"]
-    assert list(win.loss.data()[1]) == [0.9, 0.3, 0.1, 0.05, 0.04]
+    assert win.opening_run() and win.displayed_run == win.runs["ckr1"] and win.current_task.id == CKR1
     assert [r["expression"] for r in win.candidates.rows()] != [r["expression"] for r in CKR1_FRONT]
     qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
     assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
-    assert win.current_task.id == CKR1 and win.runs["ckr1"] in win.result.details.text()
-
-    # A second click before the first is shown: only the second one lands.
+    assert win.runs["ckr1"] in win.result.details.text()
     _click_run(qtbot, win, win.runs["long"])
-    _click_run(qtbot, win, win.runs["ckr1"])
-    qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
-    qtbot.wait(300)
+    assert win.opening_run() and list(win.loss.data()[1])[-1] == 0.04  # still CKR1's curve
+    qtbot.waitUntil(lambda: _shown(win, "long"), timeout=30000)
+    assert list(win.loss.data()[1]) == [0.9, 0.01, 4.736e-08]
+
+    # A second click before the first is shown: what is left of the first never lands.
+    drawn = []
+    series = win.loss.set_series
+    win.loss.set_series = lambda x, y: (drawn.append(list(y)), series(x, y))
+    try:
+        _click_run(qtbot, win, win.runs["matsci"])
+        _click_run(qtbot, win, win.runs["ckr1"])
+        qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
+        qtbot.wait(300)
+    finally:
+        del win.loss.set_series
+    assert drawn == [[0.9, 0.3, 0.1, 0.05, 0.04]]  # CKR1's curve alone (MatSci1's is the same)
     assert win.current_task.id == CKR1 and win.history.selected_run_id() == win.runs["ckr1"]
     assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
 
@@ -153,3 +162,30 @@ def test_a_click_fills_the_panels_in_turns_and_a_newer_choice_supersedes_it(wind
     assert list(win.loss.data()[1]) == [0.9, 0.3, 0.1, 0.05, 0.04]  # CKR1's run, not the long one's
     assert [r["expression"] for r in win.candidates.rows()] == [r["expression"] for r in CKR1_FRONT]
     assert win.current_task.id == CKR1
+
+
+def test_a_task_opened_behind_the_history_draws_its_data_when_its_tab_comes_forward(window, qtbot):
+    """The data preview of a run's task, loaded while the history is in front, is drawn when
+    the Task tab comes forward, not behind the history on every click."""
+    win = window
+    history, detail = win.docks["history"], win.docks["detail"]
+    preview = win.detail.preview
+    history.raise_()
+    qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
+    for key in ("ckr1", "matsci"):
+        _click_run(qtbot, win, win.runs[key])
+        qtbot.waitUntil(lambda: _shown(win, key), timeout=30000)
+        assert win.current_task.id == (CKR1 if key == "ckr1" else MATSCI1)
+        assert "train" in preview.status.text().lower()  # its data are in …
+        assert preview.point_count() == 0  # … and wait, off screen
+    detail.raise_()  # the user looks at the Task tab: MatSci1's points are there
+    qtbot.waitUntil(lambda: _in_front(detail) and preview.point_count() > 0, timeout=5000)
+    assert preview.plot.titleLabel.text.endswith(preview.input_box.currentText())
+    history.raise_()
+    qtbot.waitUntil(lambda: _in_front(history), timeout=5000)
+    _click_run(qtbot, win, win.runs["ckr1"])
+    qtbot.waitUntil(lambda: _shown(win, "ckr1"), timeout=30000)
+    assert preview.point_count() == 0
+    # A task picked in the browser brings its Task panel forward, drawn.
+    assert win.browser.select_task(MATSCI1)
+    qtbot.waitUntil(lambda: _in_front(detail) and preview.point_count() > 0 and not win.loader.busy(), timeout=30000)

@@ -133,4 +133,8 @@ def test_a_data_preview_arriving_after_the_models_fit_keeps_the_trajectories(win
     window.loader.ready.emit("preview", (task.id, task.load_data()))  # as a late answer arrives
     qtbot.wait(100)
     assert view.curve_count() == curves
-    assert window.detail.preview.point_count() > 0  # the data preview itself is drawn
+    # The data preview itself has the data; behind the model's tab, it draws them when its own
+    # tab comes forward.
+    window.docks["detail"].raise_()
+    qtbot.waitUntil(lambda: window.detail.preview.point_count() > 0, timeout=5000)
+    assert view.curve_count() == curves
