@@ -128,6 +128,19 @@ def _serve(conn, warm: tuple[str, ...]) -> None:
         os.setpgid(0, 0)
     except OSError:
         pass
+    # A process group in the window's session, but not the terminal's foreground one when the
+    # app was started from a shell: reading the terminal would stop the host (SIGTTIN), and so
+    # would writing to it under `stty tostop` (SIGTTOU). It has nothing to read, and its output
+    # is only diagnostics; its children, a sweep's workers, inherit both.
+    for name in ("SIGTTIN", "SIGTTOU", "SIGTSTP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        pass
     try:  # background work yields the CPU to the window (its children, a sweep's workers, inherit it)
         os.nice(HOST_NICE)
     except (AttributeError, OSError):

@@ -167,21 +167,32 @@ def scrubbed_env(home: str) -> dict[str, str]:
 WORKER_NICE = 10
 
 
-def _yield_cpu(pid: int) -> None:
-    """Run the worker at low priority, best effort. Its session of its own (start_new_session,
-    so that it cannot signal the app's process group) is also a scheduling group of its own under
-    Linux autogroups, on by default in the common desktop kernels; there the process niceness
-    counts only inside the group, so the group is niced too (``/proc/<pid>/autogroup``: raising
-    it needs no privilege)."""
+def _yield_cpu(pgid: int) -> None:
+    """Run the worker's process group at low priority, best effort. Its session of its own
+    (start_new_session, so that killing the group takes everything it started) is also a
+    scheduling group of its own under Linux autogroups, on by default in the common desktop
+    kernels: there the processes' niceness counts only inside the group, so the group is niced
+    too, through ``/proc/<pid>/autogroup``. Unprivileged, the kernel takes one such write per
+    100 ms on the whole machine (EAGAIN otherwise), so a worker started alongside others gets
+    its turn from a short-lived thread."""
     try:
-        os.setpriority(os.PRIO_PROCESS, pid, max(WORKER_NICE, os.getpriority(os.PRIO_PROCESS, pid)))
+        os.setpriority(os.PRIO_PGRP, pgid, WORKER_NICE)
     except (AttributeError, OSError):
         pass
-    try:
-        with open(f"/proc/{pid}/autogroup", "w") as group:
-            group.write(str(WORKER_NICE))
-    except OSError:
-        pass
+
+    def nice_group() -> None:
+        for _ in range(30):
+            try:
+                with open(f"/proc/{pgid}/autogroup", "w") as group:
+                    group.write(str(WORKER_NICE))
+                return
+            except BlockingIOError:  # EAGAIN: another write in the last 100 ms
+                time.sleep(0.11)
+            except OSError:  # no autogroups, or the worker is gone
+                return
+
+    if os.path.exists(f"/proc/{pgid}/autogroup"):
+        threading.Thread(target=nice_group, name="sandbox-nice", daemon=True).start()
 
 
 class SandboxWorker:

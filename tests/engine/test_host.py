@@ -37,7 +37,12 @@ def placement(*, cancelled):
             autogroup = f.read().split()[0]
     except OSError:
         autogroup = None
-    return os.getpid(), os.getsid(0), os.getpgid(0), os.nice(0), autogroup
+    ignored = all(signal.getsignal(getattr(signal, n)) == signal.SIG_IGN for n in ("SIGTTIN", "SIGTTOU", "SIGTSTP"))
+    try:
+        stdin = os.readlink("/proc/self/fd/0")
+    except OSError:
+        stdin = None  # no /proc here
+    return os.getpid(), os.getsid(0), os.getpgid(0), os.nice(0), autogroup, ignored, stdin
 
 
 def fails(*, cancelled):
@@ -100,9 +105,12 @@ def test_a_host_runs_at_low_priority_in_the_windows_scheduling_group(pool):
     """A host leads a process group of its own (Host.kill takes a sweep's workers with it) but
     stays in the window's session. A session of its own is also a scheduling group of its own
     under Linux autogroups (on by default in the common desktop kernels), where the niceness
-    counts only inside the group: three busy hosts then took most of the CPU from the window."""
-    ((pid, sid, pgid, nice, autogroup),) = list(pool.stream(placement))
+    counts only inside the group: three busy hosts then took most of the CPU from the window.
+    As a background group of a terminal's session, it ignores the terminal's stop signals."""
+    ((pid, sid, pgid, nice, autogroup, ignored, stdin),) = list(pool.stream(placement))
     assert pgid == pid and sid == os.getsid(0)
+    # Not the terminal's foreground group: the terminal must not be able to stop it.
+    assert ignored and stdin in (os.devnull, None)
     assert nice >= host.HOST_NICE
     try:
         with open("/proc/self/autogroup") as f:
