@@ -481,6 +481,7 @@ class DemoController(QObject):
         """Drop what the window is computing for the run on show: its fit, LLM calls and the
         candidates' scores (the demo is about to show another moment of it)."""
         w = self.window
+        w.cancel_open_run()  # the steps of a history click still to come would draw over it
         w.loader.cancel("fit")
         w.loader.cancel("llm")
         w.scorer.cancel()

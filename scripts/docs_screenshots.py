@@ -272,7 +272,7 @@ class Studio:
         win = self.window
         if win.displayed_run != run_id:
             win.history.select_run(run_id)
-        self.wait(lambda: win.displayed_run == run_id, "the run to open", 30)
+        self.wait(lambda: win.displayed_run == run_id and not win.opening_run(), "the run to open", 30)
         self.wait(lambda: win.fit.plotted_point_count() > 0 or win.current_task.kind != "function",
                   "the fit to be drawn", 60)
         self.wait_idle()

@@ -59,6 +59,9 @@ def _fmt_nmse(value) -> str:
     return f"{value:.3g}"
 
 
+#: Where QStandardItem keeps an item's flags, and the flags of every cell.
+_FLAGS_ROLE = int(Qt.ItemDataRole.UserRole) - 1
+_FLAGS = int((Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled).value)
 #: The roles each cell of the table carries.
 _ROLES = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.UserRole, Qt.ItemDataRole.ToolTipRole,
           Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole, Qt.ItemDataRole.FontRole)
@@ -92,18 +95,19 @@ class CandidateModel(QStandardItemModel):
         # One reset for the views: the row-by-row signals of the refill are not theirs to hear.
         self.beginResetModel()
         self.blockSignals(True)
-        self.setRowCount(0)
-        for r in range(len(self.rows)):
-            items = []
-            for col in range(len(_COLUMNS)):
-                item = QStandardItem()
-                item.setEditable(False)
-                for role, value in self._cell(r, col).items():
-                    item.setData(value, role)
-                items.append(item)
-            self.appendRow(items)
-        self.blockSignals(False)
-        self.endResetModel()
+        try:
+            self.setRowCount(0)
+            for r in range(len(self.rows)):
+                items = []
+                for col in range(len(_COLUMNS)):
+                    item = QStandardItem()
+                    for role, value in self._cell(r, col).items():
+                        item.setData(value, role)
+                    items.append(item)
+                self.appendRow(items)
+        finally:
+            self.blockSignals(False)
+            self.endResetModel()
 
     def _write(self, rows, first_col: int = 0, last_col: int = len(_COLUMNS) - 1) -> None:
         for r in rows:
@@ -139,9 +143,13 @@ class CandidateModel(QStandardItemModel):
         return _fmt_nmse(score.id_nmse if col == ID_NMSE else score.ood_nmse)
 
     def _cell(self, r: int, col: int) -> dict:
-        """Every role of one cell (roles without a value are left out)."""
+        """Every role of one cell (roles without a value are left out), its flags among them:
+        ``setItemData`` replaces all of an item's roles, and QStandardItem keeps its flags in
+        one (selectable, not editable)."""
         values = {role: self._value(r, col, role) for role in _ROLES}
-        return {role: value for role, value in values.items() if value is not None}
+        cell = {role: value for role, value in values.items() if value is not None}
+        cell[_FLAGS_ROLE] = _FLAGS
+        return cell
 
     def _value(self, r: int, col: int, role):
         row = self.rows[r]

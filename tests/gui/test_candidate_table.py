@@ -72,6 +72,9 @@ def test_scores_fill_in_as_they_arrive_and_sort_the_table(table, qtbot):
     assert green.color().green() > green.color().red()
     table.set_scoring(False)
     assert _column(table, ID_NMSE)[3] == ""  # never scored: blank once the scorer has stopped
+    # Cells rewritten stay selectable and read-only.
+    flags = {table.proxy.index(r, c).flags() for r in range(4) for c in range(7)}
+    assert flags == {Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled}
 
     # A click on the ID header sorts by the score (unknown last), and the selection follows
     # its row.
