@@ -97,7 +97,7 @@ class RunHistory(QWidget):
     def set_runs(self, records, keep_selection: bool = True) -> None:
         """``records`` are engine RunRecords, newest first."""
         records = list(records)
-        if self._update_in_place(records):
+        if keep_selection and self._update_in_place(records):
             return
         selected = self.selected_run_ids() if keep_selection else []
         self._records = records
@@ -137,6 +137,7 @@ class RunHistory(QWidget):
                 or self.table.rowCount() != len(self._records)):
             return False
         if not added and not changed and not removed and [r.id for r in records] == [r.id for r in self._records]:
+            self._changed()  # nothing to write; listeners still hear of the refresh
             return True
         # With sorting on, setting the sort column's item moves the row to its place: that one
         # is set last, so the row's other items land in the row before it moves.
