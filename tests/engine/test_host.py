@@ -30,13 +30,21 @@ def pid_and_env(*, cancelled):
     return os.getpid(), os.environ.get("KEPLERLAB_HOME"), os.environ.get("KEPLERLAB_TEST_GONE")
 
 
-def placement(*, cancelled):
-    """The host's scheduling: its session, process group, niceness and autogroup (Linux)."""
+def _autogroup() -> str | None:
+    """This process's autogroup, e.g. ``/autogroup-17756``. None without autogroups, and also in
+    the kernel's default group (a process whose session never called setsid, as in many
+    containers), for which the file reads empty."""
     try:
         with open("/proc/self/autogroup") as f:
-            autogroup = f.read().split()[0]
+            fields = f.read().split()
     except OSError:
-        autogroup = None
+        return None
+    return fields[0] if fields else None
+
+
+def placement(*, cancelled):
+    """The host's scheduling: its session, process group, niceness and autogroup (Linux)."""
+    autogroup = _autogroup()
     ignored = all(signal.getsignal(getattr(signal, n)) == signal.SIG_IGN for n in ("SIGTTIN", "SIGTTOU", "SIGTSTP"))
     try:
         stdin = os.readlink("/proc/self/fd/0")
@@ -112,12 +120,7 @@ def test_a_host_runs_at_low_priority_in_the_windows_scheduling_group(pool):
     # Not the terminal's foreground group: the terminal must not be able to stop it.
     assert ignored and stdin in (os.devnull, None)
     assert nice >= host.HOST_NICE
-    try:
-        with open("/proc/self/autogroup") as f:
-            ours = f.read().split()[0]
-    except OSError:
-        ours = None
-    assert autogroup == ours
+    assert autogroup == _autogroup()
 
 
 def test_a_failing_call_reports_its_type_and_message_and_the_host_goes_on(pool):
