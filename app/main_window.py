@@ -76,6 +76,7 @@ class MainWindow(QMainWindow):
         self.tasks: dict[str, object] = {}
         self.current_task = None
         self.displayed_run: str | None = None  # run whose loss / candidates / fit are shown
+        self._history_has_end_of: str | None = None  # the run whose end the history was refreshed for
         # A stored run is being opened from the run history (open_run); its task and, once
         # drawn, the fit of ``_quiet_fit`` must not hide the history the user is clicking through.
         self._opening_run = False
@@ -218,6 +219,7 @@ class MainWindow(QMainWindow):
         self.exporter.error.connect(lambda _c, msg: QMessageBox.warning(self, "Export failed", msg))
         self.history.compare_requested.connect(self.compare_runs)
         self.history.table.itemSelectionChanged.connect(self._update_replay_action)
+        self.history.runs_changed.connect(self._update_replay_action)  # a long history's fill restores the selection
         self.llm_panel.budget_changed.connect(lambda _b: self.llm_status.setText(self.llm_panel.summary()))
         self.run_panel.method_box.currentIndexChanged.connect(lambda _i: self._apply_llm_budget_default())
         for i, scorer in enumerate(self._compare_scorers):
@@ -820,6 +822,7 @@ class MainWindow(QMainWindow):
         self.run_panel.show_status(summary)
         self.status_label.setText(summary)
         self.refresh_history(select=result.run_id if shown else None)
+        self._history_has_end_of = result.run_id
 
     def _show_finished(self, result: RunFinished, task) -> None:
         """The result and candidate panels for the run that just ended (while it is on show)."""
@@ -893,7 +896,12 @@ class MainWindow(QMainWindow):
         if self.current_task is not None:
             self._offer_methods(self.current_task)  # the user may have changed task during the run
         self.llm_status.setVisible(False)
-        self.refresh_history()
+        # Read again only if the run's end has not been shown yet (it failed to start, or its
+        # process was lost): a second read of a 500-run history right after the first was a
+        # second pause of the window at every run's end.
+        if self.controller.run_id is None or self._history_has_end_of != self.controller.run_id:
+            self.refresh_history()
+        self._history_has_end_of = None
         self._update_replay_action()
 
     def show_candidate(self, expression: str) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import math
 import time
+from functools import partial
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -30,8 +31,38 @@ _SA_CELLS = {True: ("✓", 0), None: ("?", 1), False: ("✗", 2)}
 RUN_ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
+#: Rows written per turn of the event loop when the whole history is rebuilt (a sweep's runs
+#: replacing the list): 500 rows at once held the window for 30-60 ms on an idle machine and
+#: 0.2 s on a busy one.
+FILL_ROWS = 80
+
+#: Rows the columns are sized from (Qt's default, 1000, sized them from every row of a long
+#: history after every refresh).
+SIZE_FROM_ROWS = 200
+
+
+def _sort_key(rec, column: int):
+    """What a column sorts by: numbers as numbers (no error last), start time as time."""
+    if column == 0:
+        return rec.started_at
+    if column == 1:
+        return rec.task_id
+    if column == 2:
+        return rec.method
+    if column == 3:
+        return rec.status
+    if column in (4, 5):
+        value = (rec.metrics.get("id" if column == 4 else "ood") or {}).get("nmse")
+        return math.inf if value is None else value
+    if column == 6:
+        symbolic = rec.metrics.get("symbolic")
+        return _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])[1] if symbolic else 3
+    return rec.expression or ""
+
+
 class _SortItem(QTableWidgetItem):
-    """Sorts by a hidden key (numbers as numbers, start time as time)."""
+    """Sorts by a hidden key, as :func:`_sort_key` (for a QTableWidget.sortByColumn call; the
+    history sorts its rows itself)."""
 
     def __init__(self, text: str, key):
         super().__init__(text)
@@ -79,9 +110,18 @@ class RunHistory(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.table.customContextMenuRequested.connect(self._context_menu)
-        self.table.setSortingEnabled(True)
+        # Sorted here, not by Qt: QTableWidget compares items through Python's __lt__, about
+        # 4500 calls into Python to sort 500 rows (25 ms of the window's thread per refresh),
+        # and a rebuilt history has to be written in its final order to be written in parts.
+        # A click on a column's header flips its sort indicator, as with Qt's own sorting.
+        self.table.setSortingEnabled(False)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
+        header.setSectionsClickable(True)
+        header.setSortIndicatorShown(True)
+        header.setSortIndicator(0, Qt.SortOrder.DescendingOrder)
+        header.sortIndicatorChanged.connect(self._resort)
+        header.setResizeContentsPrecision(SIZE_FROM_ROWS)
         for col in range(len(_COLUMNS) - 1):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(len(_COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
@@ -89,34 +129,84 @@ class RunHistory(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addLayout(top)
         layout.addWidget(self.table)
-        self._records = []
+        self._records = []  # as given: newest first
+        self._fill_token = 0  # a newer rebuild or refresh supersedes the rest of a fill
+        self._filling = False
+        self._restore: list[str] = []  # the selection to restore when a fill is done
+        self._restore_emit = False  # ... as a click would (select_run during a fill)
         #: Extra entries of the right-click menu: features (the demo replay) add QActions here.
         self.context_actions: list = []
         self.table.itemSelectionChanged.connect(self._on_selection)
 
     def set_runs(self, records, keep_selection: bool = True) -> None:
-        """``records`` are engine RunRecords, newest first."""
+        """``records`` are engine RunRecords, newest first. A refresh that adds, ends or drops a
+        few runs writes only their rows; otherwise the table is rebuilt, :data:`FILL_ROWS` rows
+        per turn of the event loop after the first (see :meth:`filling`)."""
         records = list(records)
         if keep_selection and self._update_in_place(records):
             return
-        selected = self.selected_run_ids() if keep_selection else []
+        self._rebuild(records, self._selection() if keep_selection else [])
+
+    def _selection(self) -> list[str]:
+        """The selected runs; during a fill, those to be selected when it is done."""
+        return self._restore if self._filling and not self.selected_run_ids() else self.selected_run_ids()
+
+    def _rebuild(self, records: list, restore: list[str]) -> None:
+        self._restore, self._restore_emit = restore, False
         self._records = records
+        self._fill_token += 1
+        self._filling = True
+        rows = self._sorted(records)
         self.table.blockSignals(True)
-        self.table.setSortingEnabled(False)
         # Emptied first: replacing the items of a filled table one by one costs time quadratic
-        # in its rows (0.7 s for 50 runs, 44 s for 500); the selection is restored below.
+        # in its rows (0.7 s for 50 runs, 44 s for 500); the selection is restored at the end.
         self.table.setRowCount(0)
-        self.table.setRowCount(len(self._records))
-        for r, rec in enumerate(self._records):
-            for c, item in enumerate(self._cells(rec)):
-                self.table.setItem(r, c, item)
-        self.table.setSortingEnabled(True)
         self.table.blockSignals(False)
-        if selected:
+        self._fill(self._fill_token, rows, 0)
+
+    def filling(self) -> bool:
+        """A rebuilt history is still being written (its rows come over a few event-loop turns)."""
+        return self._filling
+
+    def _fill(self, token: int, rows: list, start: int) -> None:
+        if token != self._fill_token:
+            return  # superseded by a newer list
+        end = min(len(rows), start + FILL_ROWS)
+        self.table.blockSignals(True)
+        self.table.setRowCount(end)
+        for r in range(start, end):
+            for c, item in enumerate(self._cells(rows[r])):
+                self.table.setItem(r, c, item)
+        self.table.blockSignals(False)
+        if end < len(rows):
+            # A 1-ms timer, not a zero one: that is a posted event, handled in the same pass as
+            # the window's paints and input, so the fill would not give way to them.
+            QTimer.singleShot(1, partial(self._fill, token, rows, end))
+            return
+        self._filling = False
+        restore, emit = self._restore, self._restore_emit
+        self._restore, self._restore_emit = [], False
+        if restore and not self.selected_run_ids():  # unless the user picked a row meanwhile
             self.table.blockSignals(True)
-            self.select_runs(selected)
+            self.select_runs(restore)
             self.table.blockSignals(False)
         self._changed()
+        if emit and len(restore) == 1 and self.selected_run_ids() == restore:
+            self.run_selected.emit(restore[0])
+
+    def _sorted(self, records: list) -> list:
+        """``records`` in the order of the header's sort indicator; ties keep the store's order."""
+        header = self.table.horizontalHeader()
+        column = header.sortIndicatorSection()
+        if not 0 <= column < len(_COLUMNS):
+            return list(records)
+        descending = header.sortIndicatorOrder() == Qt.SortOrder.DescendingOrder
+        return sorted(records, key=lambda rec: _sort_key(rec, column), reverse=descending)
+
+    def _resort(self, *_args) -> None:
+        """The user clicked a column's header: the rows are written again in its order."""
+        if self._records:
+            self._rebuild(self._records, self._selection())
 
     def _changed(self) -> None:
         self.count.setText(f"{len(self._records)} runs")
@@ -125,69 +215,71 @@ class RunHistory(QWidget):
 
     def _update_in_place(self, records: list) -> bool:
         """The refresh at a run's start or end: the runs shown plus a few new ones, some of them
-        changed. Only those rows are written, in the table's sort order, and the selection stays;
+        changed. Only those rows are written, each in its sorted place, and the selection stays;
         rebuilding a history of 1000 runs took about 60 ms of the window's thread each time (and
         several times that on a busy machine). False when the change is not of that kind."""
+        if self._filling and records == self._records:
+            return True  # the same list again: the fill goes on (and signals when it is done)
         old = {rec.id: rec for rec in self._records}
         ids = {rec.id for rec in records}
         added = [rec for rec in records if rec.id not in old]
-        changed = [rec for rec in records if rec.id in old and rec != old[rec.id]]
+        changed = {rec.id for rec in records if rec.id in old and rec != old[rec.id]}
         removed = set(old) - ids  # the oldest, when the store's newest 500 move on
-        if (not self._records or len(added) > 50 or len(removed) > 50 or len(changed) > 10
+        if (not self._records or self._filling or len(added) > 50 or len(removed) > 50 or len(changed) > 10
                 or self.table.rowCount() != len(self._records)):
             return False
-        if not added and not changed and not removed and [r.id for r in records] == [r.id for r in self._records]:
+        target = self._sorted(records)
+        if not added and not changed and not removed and [r.id for r in target] == self.run_ids():
+            self._records = records
             self._changed()  # nothing to write; listeners still hear of the refresh
             return True
-        # With sorting on, setting the sort column's item moves the row to its place: that one
-        # is set last, so the row's other items land in the row before it moves.
-        sort_col = self.table.horizontalHeader().sortIndicatorSection()
-        order = [c for c in range(len(_COLUMNS)) if c != sort_col] + ([sort_col] if 0 <= sort_col < len(_COLUMNS) else [])
+        selected = self.selected_run_ids()
         self.table.blockSignals(True)
         try:
-            if removed:
-                for row in sorted((r for r in range(self.table.rowCount())
-                                   if self.table.item(r, 0).data(RUN_ID_ROLE) in removed), reverse=True):
-                    self.table.removeRow(row)
-            for rec in changed:  # looked up one by one: a changed row may have moved the others
-                row = self._row_of(rec.id)
-                if row is None:
-                    return False
-                cells = self._cells(rec)
-                for c in order:
-                    self.table.setItem(row, c, cells[c])
-            for rec in reversed(added):  # newest first: each goes in at the top, then to its place
-                self.table.insertRow(0)
-                cells = self._cells(rec)
-                for c in order:
-                    self.table.setItem(0, c, cells[c])
+            # The rows that go, and those whose run changed (their place may change with it),
+            # are taken out; the rows left keep their order, which is the order they have among
+            # the new list's rows. The changed and the new runs then go in at their places.
+            for row in sorted((r for r, run_id in enumerate(self.run_ids()) if run_id in removed or run_id in changed),
+                              reverse=True):
+                self.table.removeRow(row)
+            for row, rec in enumerate(target):
+                if rec.id in changed or rec.id not in old:
+                    self.table.insertRow(row)
+                    for c, item in enumerate(self._cells(rec)):
+                        self.table.setItem(row, c, item)
+            kept = [run_id for run_id in selected if run_id in ids]
+            if self.selected_run_ids() != kept:  # a selected run's row was written again
+                self.select_runs(kept)
         finally:
             self.table.blockSignals(False)
+        if self.run_ids() != [rec.id for rec in target]:
+            return False  # not the expected kind after all (ties ordered otherwise): rebuilt
         self._records = records
         self._changed()
         return True
 
-    def _row_of(self, run_id: str) -> int | None:
-        return next((r for r in range(self.table.rowCount())
-                     if (item := self.table.item(r, 0)) is not None and item.data(RUN_ID_ROLE) == run_id), None)
-
     def _cells(self, rec) -> list:
-        """The row of one run: a sortable item per column, each knowing the run's id."""
-        started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started_at))
+        """The row of one run: an item per column, each knowing the run's id and its sort key."""
         nmse_id = (rec.metrics.get("id") or {}).get("nmse")
         nmse_ood = (rec.metrics.get("ood") or {}).get("nmse")
-        cells = [
-            _SortItem(started, rec.started_at),
-            _SortItem(rec.task_id.split("/", 2)[-1], rec.task_id),
-            _SortItem(rec.method, rec.method),
-            _SortItem(rec.status, rec.status),
-            _SortItem(_fmt(nmse_id), math.inf if nmse_id is None else nmse_id),
-            _SortItem(_fmt(nmse_ood), math.inf if nmse_ood is None else nmse_ood),
-            self._sa_item(rec.metrics.get("symbolic")),
-            _SortItem(rec.expression or (rec.error or ""), rec.expression or ""),
-        ]
+        symbolic = rec.metrics.get("symbolic")
+        texts = (
+            time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(rec.started_at)),
+            rec.task_id.split("/", 2)[-1],
+            rec.method,
+            rec.status,
+            _fmt(nmse_id),
+            _fmt(nmse_ood),
+            _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])[0] if symbolic else "—",
+            rec.expression or (rec.error or ""),
+        )
+        cells = [_SortItem(text, _sort_key(rec, c)) for c, text in enumerate(texts)]
         cells[1].setToolTip(rec.task_id)
         cells[3].setToolTip(rec.error or rec.stop_reason or rec.status)
+        # ✓ / ✗ / ? for the final model's symbolic accuracy, — when it was not checked.
+        cells[6].setToolTip(f"Symbolic accuracy: {symbolic.get('reason', '')}" if symbolic
+                            else "Symbolic accuracy not checked (no ground truth).")
+        cells[6].setTextAlignment(Qt.AlignmentFlag.AlignCenter)
         cells[7].setToolTip(rec.expression or rec.error or "")
         for item in cells:
             item.setData(RUN_ID_ROLE, rec.id)
@@ -196,19 +288,6 @@ class RunHistory(QWidget):
     def records(self) -> list:
         """The RunRecords on show, newest first."""
         return list(self._records)
-
-    @staticmethod
-    def _sa_item(symbolic: dict | None) -> QTableWidgetItem:
-        """✓ / ✗ / ? for a run's symbolic accuracy, — when it was not checked (no ground truth)."""
-        if not symbolic:
-            item = _SortItem("—", 3)
-            item.setToolTip("Symbolic accuracy not checked (no ground truth).")
-        else:
-            text, key = _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])
-            item = _SortItem(text, key)
-            item.setToolTip(f"Symbolic accuracy: {symbolic.get('reason', '')}")
-        item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
-        return item
 
     def selected_run_id(self) -> str | None:
         ids = self.selected_run_ids()
@@ -230,6 +309,8 @@ class RunHistory(QWidget):
         self.table.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def select_run(self, run_id: str, emit: bool = True) -> bool:
+        """Select one run (as a click on its row does, unless ``emit`` is False). A run whose row
+        is still to come in a fill is selected when the fill is done."""
         for r in range(self.table.rowCount()):
             if self.table.item(r, 0).data(RUN_ID_ROLE) == run_id:
                 if not emit:
@@ -238,6 +319,10 @@ class RunHistory(QWidget):
                 self.table.blockSignals(False)
                 self.compare_button.setEnabled(False)
                 return True
+        if self._filling and any(rec.id == run_id for rec in self._records):
+            self.table.clearSelection()
+            self._restore, self._restore_emit = [run_id], emit
+            return True
         return False
 
     def run_ids(self) -> list[str]:

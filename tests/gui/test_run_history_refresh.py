@@ -25,8 +25,9 @@ def _cells(history: RunHistory) -> list[list[str]]:
 def _fresh(qtbot, records, sort_col: int, order) -> RunHistory:
     history = RunHistory()
     qtbot.addWidget(history)
-    history.table.sortByColumn(sort_col, order)
+    history.table.horizontalHeader().setSortIndicator(sort_col, order)
     history.set_runs(records)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
     return history
 
 
@@ -42,7 +43,7 @@ def test_a_run_starting_and_ending_updates_its_row_in_place(qtbot, tmp_path, sor
         qtbot.addWidget(history)
         history.resize(900, 400)
         history.show()
-        history.table.sortByColumn(sort_col, order)
+        history.table.horizontalHeader().setSortIndicator(sort_col, order)
         history.set_runs(store.list_runs())
         picked = history.run_ids()[5]
         history.select_run(picked, emit=False)
@@ -68,6 +69,17 @@ def test_a_run_starting_and_ending_updates_its_row_in_place(qtbot, tmp_path, sor
         assert _cells(history) == _cells(_fresh(qtbot, store.list_runs(), sort_col, order))
         assert history.count.text() == "41 runs"
 
+        # The run the user is watching ends: its row is written again, and stays selected.
+        watched = store.create_run("llmsrbench/lsr-synth/material_science/MatSci1", "gp", {"seconds": 2}, 98)
+        history.set_runs(store.list_runs())
+        history.select_run(watched, emit=False)
+        store.finish_run(watched, "finished", seconds=1.0, expression="x0", complexity=1, train_loss=0.002,
+                         metrics={"id": {"nmse": 0.0002}, "ood": {"nmse": 0.3}, "train": {"nmse": 0.002}})
+        history.set_runs(store.list_runs())
+        assert history.selected_run_id() == watched
+        assert history.table.item(history.run_ids().index(watched), 3).text() == "finished"
+        history.select_run(picked, emit=False)
+
         # The store's newest 500 move on (a sweep adds runs): the oldest leave, the new come.
         kept = history.table.item(history.run_ids().index(running), 0)
         newer = store.create_run("llmsrbench/lsr-synth/material_science/MatSci2", "gp", {"seconds": 2}, 100)
@@ -84,3 +96,116 @@ def test_a_run_starting_and_ending_updates_its_row_in_place(qtbot, tmp_path, sor
         history.set_runs(other)
         assert sorted(history.run_ids()) == sorted([running, newer]) and history.selected_run_id() is None
         assert _cells(history) == _cells(_fresh(qtbot, other, sort_col, order))
+
+
+def _records(n: int, start: float = 1.7e9) -> list:
+    """``n`` finished runs, newest first, with test errors in no particular order."""
+    from engine.store import RunRecord
+
+    out = []
+    for i in range(n):
+        nmse = None if i % 11 == 0 else 10.0 ** -((i * 7) % 13)
+        out.append(RunRecord(id=f"run{i:04d}", task_id=f"bench/set/Task{i % 5}", method="gp", config={}, seed=i,
+                             status="finished", started_at=start - 60 * i, finished_at=start - 60 * i + 30, seconds=30,
+                             expression=f"x0*{i}", complexity=3, train_loss=0.1,
+                             metrics={"id": {"nmse": nmse}, "ood": {"nmse": 0.5}}))
+    return out
+
+
+def test_a_click_on_a_column_header_sorts_the_runs_and_keeps_the_selection(qtbot):
+    from PySide6.QtCore import QPoint
+    from PySide6.QtTest import QTest
+
+    create_app()
+    history = RunHistory()
+    qtbot.addWidget(history)
+    history.resize(900, 400)
+    history.show()
+    records = _records(40)
+    history.set_runs(records)
+    assert history.run_ids() == [r.id for r in records]  # newest first
+    history.select_run("run0007", emit=False)
+    header = history.table.horizontalHeader()
+
+    def click(column: int) -> None:
+        x = header.sectionViewportPosition(column) + header.sectionSize(column) // 2
+        QTest.mouseClick(header.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, header.height() // 2))
+
+    def nmse(run_id: str) -> float:
+        value = next(r for r in records if r.id == run_id).metrics["id"]["nmse"]
+        return float("inf") if value is None else value
+
+    click(NMSE_ID)
+    first = [nmse(i) for i in history.run_ids()]
+    click(NMSE_ID)
+    second = [nmse(i) for i in history.run_ids()]
+    # One click sorts one way, the next the other; runs without an error sort as the largest.
+    assert {tuple(first), tuple(second)} == {tuple(sorted(first)), tuple(sorted(first, reverse=True))}
+    assert first != second and history.selected_run_id() == "run0007"
+    assert history.table.item(history.run_ids().index("run0007"), NMSE_ID).text() == "1e-10"
+    # A refresh keeps the order the user picked.
+    history.set_runs(records[:39])
+    again = [nmse(i) for i in history.run_ids()]
+    assert len(again) == 39 and again == sorted(again, reverse=second[0] > second[-1])
+    assert _cells(history) == _cells(_fresh(qtbot, records[:39], NMSE_ID, header.sortIndicatorOrder()))
+
+
+def test_a_long_history_is_written_over_several_turns_and_reads_as_one_built_at_once(qtbot):
+    """A sweep's runs replacing a long history: the rows are written a few dozen per turn of the
+    event loop, so that the window answers in between; a newer list supersedes the rest."""
+    from widgets import run_history
+
+    create_app()
+    history = RunHistory()
+    qtbot.addWidget(history)
+    history.resize(900, 400)
+    history.show()
+    old = _records(300, start=1.6e9)
+    history.set_runs(old)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    history.select_run(old[3].id, emit=False)
+    signals = []
+    history.runs_changed.connect(lambda: signals.append(history.table.rowCount()))
+
+    new = _records(300)[:297] + old[:3]  # a sweep's runs and the three newest of before
+    history.set_runs(new)
+    assert history.filling() and history.table.rowCount() == run_history.FILL_ROWS and not signals
+    rows_seen = []
+    qtbot.waitUntil(lambda: rows_seen.append(history.table.rowCount()) or not history.filling(), timeout=5000)
+    assert len(set(rows_seen)) > 2  # it grew over several turns
+    assert signals == [300]  # listeners hear of it once it is whole
+    assert _cells(history) == _cells(_fresh(qtbot, new, 0, Qt.SortOrder.DescendingOrder))
+    assert history.selected_run_id() == old[3].id and history.count.text() == "300 runs"
+
+    # The same list again while it is being written (a run's end refreshes twice): the fill goes on.
+    history.set_runs(old)
+    history.set_runs(new)
+    signals.clear()
+    written = history.table.item(0, 0)
+    history.set_runs(list(new))
+    assert history.filling() and history.table.item(0, 0) is written
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    assert signals == [300] and history.table.item(0, 0) is written
+
+    # A newer list while one is being written: the rest of the first is never written.
+    history.set_runs(old)
+    history.set_runs(new[:200])
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    qtbot.wait(50)
+    assert history.run_ids() == [r.id for r in new[:200]]
+    assert _cells(history) == _cells(_fresh(qtbot, new[:200], 0, Qt.SortOrder.DescendingOrder))
+
+    # A row the user picks while the rows come in stays picked.
+    history.set_runs(old)
+    history.select_run(old[1].id, emit=True)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    assert history.selected_run_id() == old[1].id
+
+    # A run picked (by the window, after a run's end) before its row has come is selected once it has.
+    picked = []
+    history.run_selected.connect(picked.append)
+    late = _fresh(qtbot, new, 0, Qt.SortOrder.DescendingOrder).run_ids()[250]
+    history.set_runs(new)
+    assert late not in history.run_ids() and history.select_run(late)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    assert history.selected_run_id() == late and picked == [late]

@@ -230,6 +230,7 @@ def test_the_history_refreshes_quickly_with_hundreds_of_runs(qtbot, tmp_path):
     qtbot.addWidget(history)
     history.show()
     history.set_runs(records)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=10000)  # 200 rows come over a few turns
     history.select_run(records[3].id, emit=False)
     started = time.perf_counter()
     history.set_runs(records)  # what refresh_history does at a run's start and end
