@@ -36,7 +36,7 @@ from widgets.lab_panel import LabPanel
 from widgets.llm_panel import LLMPanel
 from widgets.result_panel import ResultPanel
 from widgets.run_compare import ComparedRun, RunCompare
-from widgets.run_history import RunHistory
+from widgets.run_history import FILL_ROWS, RunHistory
 from widgets.run_panel import RunPanel
 from widgets.study import StudyController
 from widgets.task_browser import TaskBrowser
@@ -821,7 +821,14 @@ class MainWindow(QMainWindow):
             summary += f" — {result.error}"
         self.run_panel.show_status(summary)
         self.status_label.setText(summary)
-        self.refresh_history(select=result.run_id if shown else None)
+        select = result.run_id if shown else None
+        if len(self.history.records()) > FILL_ROWS:
+            # A long history (a sweep's runs) is read on the next turn of the event loop: reading
+            # and writing it in the same turn as the run's result, front and plots made one
+            # pause of 0.1-0.2 s on a busy machine.
+            QTimer.singleShot(1, self, lambda: self.refresh_history(select=select))
+        else:
+            self.refresh_history(select=select)
         self._history_has_end_of = result.run_id
 
     def _show_finished(self, result: RunFinished, task) -> None:

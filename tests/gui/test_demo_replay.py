@@ -130,7 +130,7 @@ def gp_run(store: RunStore) -> str:
 
 @pytest.fixture
 def quick_front_checks(monkeypatch):
-    """The window checks the real GP run's front with :data:`GP_SA_SECONDS` per model."""
+    """The window checks the front of a real GP run with :data:`GP_SA_SECONDS` per model."""
     import engine.candidates
 
     monkeypatch.setattr(engine.candidates, "SA_SECONDS", GP_SA_SECONDS)
@@ -428,7 +428,7 @@ def test_opening_another_run_from_the_history_ends_the_demo(make_window, qtbot):
     assert win.llm_panel.row_count() > 0
 
 
-def test_starting_a_run_ends_the_demo_and_no_demo_starts_during_a_run(make_window, qtbot):
+def test_starting_a_run_ends_the_demo_and_no_demo_starts_during_a_run(make_window, qtbot, quick_front_checks):
     win, (run_id,) = make_window(slow_run)
     _open_from_history(qtbot, win, run_id)
     _start_demo(qtbot, win)

@@ -209,3 +209,41 @@ def test_a_long_history_is_written_over_several_turns_and_reads_as_one_built_at_
     assert late not in history.run_ids() and history.select_run(late)
     qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
     assert history.selected_run_id() == late and picked == [late]
+
+
+def test_a_run_ending_over_a_long_history_shows_in_it_finished_and_selected(qtbot, isolated_home):
+    """With more runs than one fill writes (a sweep's), the window reads the history a turn
+    after the run's end; the run shows there finished, selected, and the run stays on show."""
+    from app.main_window import MainWindow
+    from engine import paths
+    from widgets import run_history
+
+    with RunStore(paths.default_db_path()) as store:
+        for seed in range(run_history.FILL_ROWS + 20):
+            add_run(store, seed=seed)
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0 and not win.history.filling(), timeout=15000)
+    assert len(win.history.run_ids()) == run_history.FILL_ROWS + 20
+    win.browser.select_task("llmsrbench/lsr-synth/material_science/MatSci1")
+    qtbot.waitUntil(lambda: win.run_panel.start_button.isEnabled(), timeout=5000)
+    seconds = win.run_panel.editors["seconds"]
+    seconds.selectAll()
+    qtbot.keyClicks(seconds, "1")
+    qtbot.mouseClick(win.run_panel.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not win.controller.is_running(), timeout=60000)
+    run_id = win.controller.run_id
+
+    def shown() -> bool:
+        ids = win.history.run_ids()
+        return (not win.history.filling() and run_id in ids
+                and win.history.table.item(ids.index(run_id), 3).text() == "finished")
+
+    qtbot.waitUntil(shown, timeout=10000)
+    assert win.history.selected_run_id() == run_id and win.displayed_run == run_id
+    assert len(win.history.run_ids()) == run_history.FILL_ROWS + 21
+    win.controller.shutdown()
+    win.loader.wait_all()
+    win.scorer.wait_all()
