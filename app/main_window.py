@@ -826,7 +826,8 @@ class MainWindow(QMainWindow):
             # A long history (a sweep's runs) is read on the next turn of the event loop: reading
             # and writing it in the same turn as the run's result, front and plots made one
             # pause of 0.1-0.2 s on a busy machine.
-            QTimer.singleShot(1, self, lambda: self.refresh_history(select=select))
+            QTimer.singleShot(1, self, lambda: self.refresh_history(
+                select=select if select == self.displayed_run else None))  # unless another run was opened
         else:
             self.refresh_history(select=select)
         self._history_has_end_of = result.run_id

@@ -7,7 +7,7 @@ import math
 import time
 from functools import partial
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -53,7 +53,7 @@ def _sort_key(rec, column: int):
         return rec.status
     if column in (4, 5):
         value = (rec.metrics.get("id" if column == 4 else "ood") or {}).get("nmse")
-        return math.inf if value is None else value
+        return math.inf if value is None or value != value else value  # none or NaN: last
     if column == 6:
         symbolic = rec.metrics.get("symbolic")
         return _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])[1] if symbolic else 3
@@ -145,14 +145,13 @@ class RunHistory(QWidget):
         records = list(records)
         if keep_selection and self._update_in_place(records):
             return
-        self._rebuild(records, self._selection() if keep_selection else [])
+        self._rebuild(records, self.selected_run_ids() if keep_selection else [])
 
-    def _selection(self) -> list[str]:
-        """The selected runs; during a fill, those to be selected when it is done."""
-        return self._restore if self._filling and not self.selected_run_ids() else self.selected_run_ids()
 
     def _rebuild(self, records: list, restore: list[str]) -> None:
-        self._restore, self._restore_emit = restore, False
+        # A run picked before its row came (select_run during a fill) still opens at the end.
+        self._restore_emit = self._restore_emit and self._filling and restore == self._restore
+        self._restore = restore
         self._records = records
         self._fill_token += 1
         self._filling = True
@@ -181,17 +180,18 @@ class RunHistory(QWidget):
         if end < len(rows):
             # A 1-ms timer, not a zero one: that is a posted event, handled in the same pass as
             # the window's paints and input, so the fill would not give way to them.
-            QTimer.singleShot(1, partial(self._fill, token, rows, end))
+            # Tied to the widget: the rest of a fill never runs after the history is gone.
+            QTimer.singleShot(1, self, partial(self._fill, token, rows, end))
             return
         self._filling = False
         restore, emit = self._restore, self._restore_emit
         self._restore, self._restore_emit = [], False
-        if restore and not self.selected_run_ids():  # unless the user picked a row meanwhile
+        if restore and not self._shown_selection():  # unless the user picked a row meanwhile
             self.table.blockSignals(True)
             self.select_runs(restore)
             self.table.blockSignals(False)
         self._changed()
-        if emit and len(restore) == 1 and self.selected_run_ids() == restore:
+        if emit and len(restore) == 1 and self._shown_selection() == restore:
             self.run_selected.emit(restore[0])
 
     def _sorted(self, records: list) -> list:
@@ -206,7 +206,7 @@ class RunHistory(QWidget):
     def _resort(self, *_args) -> None:
         """The user clicked a column's header: the rows are written again in its order."""
         if self._records:
-            self._rebuild(self._records, self._selection())
+            self._rebuild(self._records, self.selected_run_ids())
 
     def _changed(self) -> None:
         self.count.setText(f"{len(self._records)} runs")
@@ -294,14 +294,16 @@ class RunHistory(QWidget):
         return ids[0] if ids else None
 
     def selected_run_ids(self) -> list[str]:
-        """Ids of the selected runs, in table order."""
+        """Ids of the selected runs, in table order; during a fill with nothing picked yet,
+        those to be selected when it is done."""
+        return self._shown_selection() or (list(self._restore) if self._filling else [])
+
+    def _shown_selection(self) -> list[str]:
         rows = sorted({index.row() for index in self.table.selectionModel().selectedRows()})
         return [self.table.item(r, 0).data(RUN_ID_ROLE) for r in rows]
 
     def select_runs(self, run_ids: list[str]) -> None:
         """Select exactly these runs (for the Compare button; emits like a user's selection)."""
-        from PySide6.QtCore import QItemSelection, QItemSelectionModel
-
         selection = QItemSelection()
         for r in range(self.table.rowCount()):
             if self.table.item(r, 0).data(RUN_ID_ROLE) in run_ids:
@@ -315,7 +317,10 @@ class RunHistory(QWidget):
             if self.table.item(r, 0).data(RUN_ID_ROLE) == run_id:
                 if not emit:
                     self.table.blockSignals(True)
-                self.table.selectRow(r)
+                # This row alone: QTableView.selectRow adds to the selection while Ctrl or Shift
+                # is held (a run ending while the user Ctrl-clicks would select two).
+                flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+                self.table.selectionModel().setCurrentIndex(self.table.model().index(r, 0), flags)
                 self.table.blockSignals(False)
                 self.compare_button.setEnabled(False)
                 return True
@@ -329,7 +334,7 @@ class RunHistory(QWidget):
         return [self.table.item(r, 0).data(RUN_ID_ROLE) for r in range(self.table.rowCount())]
 
     def _on_selection(self) -> None:
-        ids = self.selected_run_ids()
+        ids = self._shown_selection()  # what the user did to the rows, not a pending selection
         self.compare_button.setEnabled(len(ids) == 2)
         if len(ids) == 1:
             self.run_selected.emit(ids[0])

@@ -247,3 +247,71 @@ def test_a_run_ending_over_a_long_history_shows_in_it_finished_and_selected(qtbo
     win.controller.shutdown()
     win.loader.wait_all()
     win.scorer.wait_all()
+
+
+def test_a_history_closed_in_the_middle_of_a_fill_leaves_nothing_behind(qtbot):
+    """The rest of a fill is tied to the widget: closing the window mid-fill raises nothing."""
+    create_app()
+    history = RunHistory()
+    history.show()
+    history.set_runs(_records(300))
+    assert history.filling()
+    history.deleteLater()
+    qtbot.wait(100)  # pytest-qt fails the test on an exception in a Qt callback
+
+
+def test_during_a_fill_the_selection_is_the_one_to_come_and_a_pick_survives_a_newer_list(qtbot):
+    create_app()
+    history = RunHistory()
+    qtbot.addWidget(history)
+    history.show()
+    records = _records(300)
+    history.set_runs(records)
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    history.select_run(records[4].id, emit=False)
+    history.set_runs(_records(300, start=1.8e9)[:150] + records[:150])  # a sweep's runs come in
+    assert history.filling() and history.selected_run_ids() == [records[4].id]  # Compare, Re-run see it
+
+    # A run picked (with a click's signal) before its row came, then a newer list: it still opens.
+    opened = []
+    history.run_selected.connect(opened.append)
+    late = records[140].id
+    assert history.select_run(late) and history.selected_run_ids() == [late]
+    history.set_runs(_records(300, start=1.9e9)[:100] + records[:150])
+    qtbot.waitUntil(lambda: not history.filling(), timeout=5000)
+    assert history.selected_run_id() == late and opened == [late]
+
+
+def test_runs_whose_error_is_not_a_number_sort_last_and_refresh_in_place(qtbot):
+    create_app()
+    records = _records(30)
+    for rec in records[::4]:
+        rec.metrics["id"]["nmse"] = float("nan")
+    history = _fresh(qtbot, records, NMSE_ID, Qt.SortOrder.AscendingOrder)
+    texts = [history.table.item(r, NMSE_ID).text() for r in range(30)]
+    # Eight NaN and two missing errors, all after every number.
+    assert set(texts[-10:]) == {"nan", "—"} and texts.count("nan") == 8 and not {"nan", "—"} & set(texts[:-10])
+    first = history.table.item(0, 0)
+    newer = _records(1, start=1.75e9)
+    history.set_runs(newer + records)
+    assert history.table.item(history.run_ids().index(records[1].id), 0) is not None
+    assert any(history.table.item(r, 0) is first for r in range(31))  # written in place, not rebuilt
+
+
+def test_a_run_selected_by_the_window_is_the_only_one_selected_even_with_ctrl_held(qtbot):
+    """The window selects the run that just ended; the user may be holding Ctrl (here: the
+    last click was a Ctrl-click, as when picking two runs to compare)."""
+    from PySide6.QtTest import QTest
+
+    create_app()
+    history = RunHistory()
+    qtbot.addWidget(history)
+    history.show()
+    records = _records(10)
+    history.set_runs(records)
+    rect = history.table.visualRect(history.table.model().index(2, 0))
+    QTest.mouseClick(history.table.viewport(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.ControlModifier,
+                     rect.center())
+    assert history.selected_run_ids() == [records[2].id]
+    history.select_run(records[5].id, emit=False)
+    assert history.selected_run_ids() == [records[5].id]
