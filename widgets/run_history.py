@@ -147,7 +147,6 @@ class RunHistory(QWidget):
             return
         self._rebuild(records, self.selected_run_ids() if keep_selection else [])
 
-
     def _rebuild(self, records: list, restore: list[str]) -> None:
         # A run picked before its row came (select_run during a fill) still opens at the end.
         self._restore_emit = self._restore_emit and self._filling and restore == self._restore
