@@ -60,20 +60,6 @@ def _sort_key(rec, column: int):
     return rec.expression or ""
 
 
-class _SortItem(QTableWidgetItem):
-    """Sorts by a hidden key, as :func:`_sort_key` (for a QTableWidget.sortByColumn call; the
-    history sorts its rows itself)."""
-
-    def __init__(self, text: str, key):
-        super().__init__(text)
-        self.key = key
-
-    def __lt__(self, other):
-        if isinstance(other, _SortItem):
-            return self.key < other.key
-        return super().__lt__(other)
-
-
 def _fmt(value) -> str:
     if value is None:
         return "—"
@@ -258,7 +244,7 @@ class RunHistory(QWidget):
         return True
 
     def _cells(self, rec) -> list:
-        """The row of one run: an item per column, each knowing the run's id and its sort key."""
+        """The row of one run: an item per column, each knowing the run's id."""
         nmse_id = (rec.metrics.get("id") or {}).get("nmse")
         nmse_ood = (rec.metrics.get("ood") or {}).get("nmse")
         symbolic = rec.metrics.get("symbolic")
@@ -272,7 +258,8 @@ class RunHistory(QWidget):
             _SA_CELLS.get(symbolic.get("equivalent"), _SA_CELLS[None])[0] if symbolic else "—",
             rec.expression or (rec.error or ""),
         )
-        cells = [_SortItem(text, _sort_key(rec, c)) for c, text in enumerate(texts)]
+        # Plain items: the rows are sorted by _sort_key before they are written, never by Qt.
+        cells = [QTableWidgetItem(text) for text in texts]
         cells[1].setToolTip(rec.task_id)
         cells[3].setToolTip(rec.error or rec.stop_reason or rec.status)
         # ✓ / ✗ / ? for the final model's symbolic accuracy, — when it was not checked.
