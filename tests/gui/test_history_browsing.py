@@ -118,6 +118,7 @@ def test_browsing_the_history_leaves_every_panel_where_it_was(window, qtbot):
     _click_run(qtbot, win, win.runs["long"])
     qtbot.waitUntil(lambda: _shown(win, "long"), timeout=30000)
     assert summary.text() == "iteration 30: best training NMSE 4.736e-08"
+    assert summary.width() <= win.loss.width()  # in the dock, wrapped if it must be
 
 
 def test_a_click_fills_the_panels_in_turns_and_a_newer_choice_supersedes_it(window, qtbot):
