@@ -99,3 +99,28 @@ def test_a_new_front_replaces_the_rows_and_their_scores(table, qtbot):
     assert _column(table, MARK)[0].endswith("●") and table.chosen_row() == 0
     table.clear()
     assert table.row_count() == 0 and "appears here" in table.caption.text()
+
+
+def test_another_final_model_moves_the_mark_and_the_table_reads_as_one_made_with_it(table, qtbot):
+    """Marking another final model rewrites the rows it concerns: the old one loses its dot and
+    bold face, the new one gains them, and every cell reads as in a table made with it."""
+    roles = (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.FontRole, Qt.ItemDataRole.ToolTipRole)
+
+    def cells(widget):
+        model = widget.model
+        def text(value) -> str:
+            return value.toString() if hasattr(value, "toString") else str(value)  # a QFont as its description
+
+        return [[tuple(text(model.index(r, c).data(role)) for role in roles) for c in range(model.columnCount())]
+                for r in range(model.rowCount())]
+
+    table.mark_chosen("x0*x1 + 0.5", 5, 0.01)
+    marks = _column(table, MARK)
+    assert marks[2].endswith("●") and not marks[1].endswith("●") and table.chosen_row() == 2
+    assert not _column(table, MARK, Qt.ItemDataRole.FontRole)[1].bold()
+    fresh = CandidateTable()
+    qtbot.addWidget(fresh)
+    fresh.set_front(FRONT, iteration=12, chosen="x0*x1 + 0.5")
+    assert cells(table) == cells(fresh)
+    table.mark_chosen(None)
+    assert not any(m.endswith("●") for m in _column(table, MARK)) and table.chosen_row() is None
