@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from .fit_viewer import _thin
 from . import style
+from .scatter import DrawWhenShown, on_screen
 from .style import split_brush, split_label, styled_plot
 
 
@@ -43,7 +44,8 @@ class DataPreview(QWidget):
         layout.addLayout(top)
         layout.addWidget(self.plot_widget)
         self._data = None
-        self._pending = False  # new data not drawn yet: the preview is off screen
+        # New data are drawn when the preview is on screen (see _redraw).
+        self._when_shown = DrawWhenShown(self, self.plot_widget.viewport(), lambda: self._redraw(force=True))
         self._inputs: list[str] = []
         self._target = ""
         self._targets: list[str] = []
@@ -61,12 +63,12 @@ class DataPreview(QWidget):
 
     def set_loading(self, task_title: str) -> None:
         self._data = None
-        self._pending = False
+        self._when_shown.drop()
         self._clear_plot()
         self.status.setText(f"Generating data for {task_title}…")
 
     def set_error(self, message: str) -> None:
-        self._pending = False
+        self._when_shown.drop()
         self._clear_plot()
         self.status.setText(message)
 
@@ -97,37 +99,24 @@ class DataPreview(QWidget):
         return sum(len(item.getData()[0]) for item in self.plot.listDataItems() if item.getData()[0] is not None)
 
     def on_screen(self) -> bool:
-        """Shown and not behind another tab (Qt keeps a tabbed-away dock visible, off screen)."""
-        return self.isVisible() and not self.visibleRegion().isEmpty()
+        """Shown and not behind another tab."""
+        return on_screen(self)
 
     def draw_pending(self) -> None:
         """Draw data that arrived while the preview was off screen (its dock came forward)."""
-        if self._pending:
-            self._redraw(force=True)
-
-    def eventFilter(self, obj, event) -> bool:
-        # The plot is about to be painted with data still to draw: draw them first (the dock's
-        # visibilityChanged usually comes earlier; this covers any other way onto the screen).
-        if event.type() == QEvent.Type.Paint and self._pending:
-            self._redraw(force=True)
-        return False
+        self._when_shown.flush()
 
     def _redraw(self, *_args, emit: bool = True, force: bool = False) -> None:
         self._clear_plot()
         if self._data is None or not self._inputs:
-            self._pending = False
+            self._when_shown.drop()
             return
-        if not force and not self.on_screen():
-            # Behind another tab (the run history, while a user clicks through runs): building
-            # the items of 5000 points there took the window's thread 15-25 ms per click (more
-            # on a busy machine) for nothing to see.
-            if not self._pending:
-                self._pending = True
-                self.plot_widget.viewport().installEventFilter(self)
+        # Behind another tab (the run history, while a user clicks through runs), building the
+        # items of 5000 points took the window's thread 15-25 ms per click (more on a busy
+        # machine) for nothing to see: they are built when the preview comes forward.
+        if not force and not self._when_shown.wanted():
             return
-        if self._pending:
-            self._pending = False
-            self.plot_widget.viewport().removeEventFilter(self)
+        self._when_shown.drop()
         column = max(0, self.input_box.currentIndex())
         name = self._inputs[column]
         which = max(0, self.target_box.currentIndex())

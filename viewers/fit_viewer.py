@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from engine.fits import FitData  # noqa: F401 (the data this view draws)
 
 from . import style
+from .scatter import DrawWhenShown, UniformScatter
 from .style import split_brush, split_label, styled_plot
 
 #: Points drawn per split at most (pyqtgraph stays smooth; the metrics use every point).
@@ -42,11 +43,15 @@ class FitViewer(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.header)
         layout.addWidget(self.layout_widget)
+        #: The fit on show, or to be shown when the viewer comes on screen (see show_fit).
         self.current: FitData | None = None
+        self._drawn: FitData | None = None  # the fit the plots hold
+        self._splits: tuple[str, ...] | None = None  # the splits whose scatter items are on the plots
+        self._when_shown = DrawWhenShown(self, self.layout_widget.viewport(), self._draw)
         # One scatter item per split and plot, made once and refilled: a fit of 5000 points is
         # redrawn in a few milliseconds this way, where new PlotDataItems (each restyling all of
         # its points several times) took over 100 ms on the GUI thread.
-        self._points: dict[tuple[str, str], pg.ScatterPlotItem] = {}
+        self._points: dict[tuple[str, str], UniformScatter] = {}
         dashed = pg.QtCore.Qt.PenStyle.DashLine
         self._identity = pg.PlotDataItem(pen=style.pen(style.current().identity, 2, style=dashed))
         self._zero = pg.InfiniteLine(angle=0, pos=0, pen=style.pen(style.current().identity, 2, style=dashed))
@@ -61,9 +66,9 @@ class FitViewer(QWidget):
         for (_plot, split), item in self._points.items():
             item.setSize(style.size(4))
             item.setBrush(split_brush(split))
-        if self.current is not None and self.current.time:
-            current, self.current = self.current, None
-            self.show_fit(current)  # the time plot is drawn from scratch
+        if self._drawn is not None and self._drawn.time:
+            self._drawn = None
+            self.show_fit(self.current)  # the time plot is drawn from scratch
         style.apply_view(self.layout_widget, s)
 
     def marker_size(self) -> float:
@@ -89,30 +94,60 @@ class FitViewer(QWidget):
         for plot, item in ((self.scatter_plot, self._identity), (self.residual_plot, self._zero)):
             if item.scene() is not None:
                 plot.removeItem(item)
+        self._splits = None
+
+    def _show_items(self, visible: bool) -> None:
+        for item in (*self._points.values(), self._identity, self._zero):
+            item.setVisible(visible)
+        if self.scatter_plot.legend is not None:
+            self.scatter_plot.legend.setVisible(visible)
 
     def clear(self, message: str = "Run a method or pick a run to see its fit.") -> None:
-        self.current = None
-        self._detach()
-        for plot in (self.scatter_plot, self.residual_plot, self.time_plot):
-            plot.clear()
+        """Nothing drawn, ``message`` in the header. The scatter items and their legend stay on
+        the plots, hidden: the next fit of the same splits (the usual case: the next run of a
+        task, or of another task of its benchmark) refills them, where adding them and their
+        legend entries again took as long as filling them (15 ms on an idle machine)."""
+        self.current = self._drawn = None
+        self._when_shown.drop()
+        self._show_items(False)
+        self.time_plot.clear()
         self.header.setText(message)
         self._set_time_visible(False)
 
-    def _scatter(self, plot_name: str, split: str) -> pg.ScatterPlotItem:
+    def _scatter(self, plot_name: str, split: str) -> UniformScatter:
         item = self._points.get((plot_name, split))
         if item is None:
-            item = self._points[(plot_name, split)] = pg.ScatterPlotItem(
+            item = self._points[(plot_name, split)] = UniformScatter(
                 size=style.size(4), pen=None, brush=split_brush(split), symbol="o", name=split_label(split), hoverable=False)
         return item
 
     def show_fit(self, fit: FitData) -> None:
-        same_layout = (self.current is not None and not fit.time and not self.current.time
-                       and list(fit.splits) == list(self.current.splits))
-        if same_layout:  # refill the items in place: no legend or item churn
-            self.header.setText(fit.title or "Fit")
-        else:
-            self.clear(fit.title or "Fit")
+        """Show ``fit``: at once if the viewer is on screen, else when it comes on screen (its
+        dock behind the run history a user clicks through: drawing 5000 points there cost the
+        window's thread 30-50 ms per click for nothing to see)."""
+        self.header.setText(fit.title or "Fit")
         self.current = fit
+        if self._when_shown.wanted():
+            self._draw()
+
+    def drawing_owed(self) -> bool:
+        """A fit waits for the viewer to come on screen."""
+        return self._when_shown.pending
+
+    def _draw(self) -> None:
+        fit = self.current
+        if fit is None or fit is self._drawn:
+            return
+        if self._splits != tuple(fit.splits):  # else the items are refilled in place: no legend or item churn
+            self._detach()
+            self.scatter_plot.clear()
+            self.residual_plot.clear()
+            self._splits = tuple(fit.splits)
+        if self._drawn is None or self._drawn.time or fit.time:  # the time plot is drawn from scratch
+            self.time_plot.clear()
+            self._set_time_visible(False)
+        self._drawn = fit
+        self._show_items(True)
         lo, hi = np.inf, -np.inf
         for split, (y_true, y_pred) in fit.splits.items():
             idx = _thin(len(y_true))
@@ -179,4 +214,4 @@ class FitViewer(QWidget):
     def plotted_point_count(self) -> int:
         """Points drawn in the predicted-vs-true plot (for tests and the status bar)."""
         return sum(len(item.data) for (plot_name, _), item in self._points.items()
-                   if plot_name == "fit" and item.scene() is not None)
+                   if plot_name == "fit" and item.scene() is not None and item.isVisible())

@@ -78,7 +78,7 @@ def _fit(splits: tuple[str, ...], offset: float = 0.0) -> FitData:
 _VIEWERS: list[FitViewer] = []
 
 
-def test_the_fit_legend_follows_the_fit_shown_and_empties_on_clear(qtbot):
+def test_the_fit_legend_follows_the_fit_shown_and_hides_on_clear(qtbot):
     viewer = FitViewer()
     _VIEWERS.append(viewer)
     try:
@@ -88,14 +88,99 @@ def test_the_fit_legend_follows_the_fit_shown_and_empties_on_clear(qtbot):
         three = [split_label(s) for s in ("train", "test_id", "test_ood")]
         assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
 
-        viewer.clear("Computing the fit…")  # another run is opened
-        assert _legend(viewer.scatter_plot) == []
+        viewer.clear("Computing the fit…")  # another run is opened: nothing of the last fit shows
+        assert not viewer.scatter_plot.legend.isVisible() and viewer.plotted_point_count() == 0
         assert viewer.header.text() == "Computing the fit…"
-        assert viewer.scatter_plot.listDataItems() == []
+        assert not any(item.isVisible() for item in viewer.scatter_plot.listDataItems())
+        assert not any(item.isVisible() for item in viewer.residual_plot.items)
 
         viewer.show_fit(_fit(("train", "test_id")))  # its fit has two splits: two entries, no leftovers
         assert sorted(_legend(viewer.scatter_plot)) == sorted(three[:2] + ["identity"])
+        assert viewer.scatter_plot.legend.isVisible() and viewer.plotted_point_count() == 600
         viewer.show_fit(_fit(("train", "test_id", "test_ood"), offset=1.0))
         assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
+        viewer.clear("Computing the fit…")
+        refill = _fit(("train", "test_id", "test_ood"), offset=2.0)  # the same splits: refilled in place
+        viewer.show_fit(refill)
+        assert sorted(_legend(viewer.scatter_plot)) == sorted(three + ["identity"])
+        assert viewer.scatter_plot.legend.isVisible() and viewer.plotted_point_count() == 900
+        assert all(item.isVisible() for item in viewer.scatter_plot.listDataItems())
+        y_true, y_pred = refill.splits["test_id"]
+        shown = next(i for i in viewer.scatter_plot.listDataItems() if i.name() == split_label("test_id"))
+        assert np.allclose(shown.getData()[1], y_pred)
     finally:
         viewer.hide()  # kept for the session (above), out of sight
+
+
+def test_the_fit_scatter_draws_what_pyqtgraphs_own_scatter_draws(qtbot):
+    """The fit viewer's scatter looks each point's picture up once for all points: the picture
+    on screen is pyqtgraph's own, point for point, also after a refill; points with styles of
+    their own still get theirs."""
+    import pyqtgraph as pg
+
+    from viewers.scatter import UniformScatter
+
+    rng = np.random.default_rng(3)
+    views, items = [], []
+    for cls in (pg.ScatterPlotItem, UniformScatter):
+        view = pg.PlotWidget()
+        qtbot.addWidget(view)
+        view.resize(400, 300)
+        view.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+        view.show()
+        item = cls(size=6, pen=None, brush=pg.mkBrush(200, 40, 40), symbol="o", hoverable=False)
+        view.addItem(item)
+        views.append(view)
+        items.append(item)
+    for _refill in range(2):
+        x, y = rng.uniform(0, 1, 800), rng.uniform(0, 1, 800)
+        for item in items:
+            item.setData(x=x, y=y)
+        own, ours = (item.data["sourceRect"] for item in items)
+        assert (own["w"] > 0).all() and np.array_equal(own, ours)
+        assert views[0].grab().toImage() == views[1].grab().toImage()
+
+    # A brush per point: each point keeps its own colour (pyqtgraph's path).
+    blue, green = pg.mkBrush(0, 0, 255), pg.mkBrush(0, 160, 0)
+    brushes = [blue if i % 2 else green for i in range(4)]
+    items[1].setData(x=[0.1, 0.2, 0.3, 0.4], y=[0.5] * 4, brush=brushes)
+    rects = items[1].data["sourceRect"]
+    assert (rects["w"] > 0).all() and len({tuple(r) for r in rects}) == 2
+
+
+def test_a_fit_behind_another_tab_is_drawn_when_its_tab_comes_forward(qtbot):
+    """A fit that comes while its panel is behind another tab (the run history a user clicks
+    through) is not drawn until the user brings the panel forward; then it is, at once."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QLabel, QTabWidget
+
+    tabs = QTabWidget()
+    viewer = FitViewer()
+    _VIEWERS.append(tabs)  # kept for the session, as above
+    tabs.addTab(QLabel("the run history"), "History")
+    tabs.addTab(viewer, "Fit")
+    tabs.resize(700, 500)
+    tabs.show()
+    try:
+        qtbot.waitExposed(tabs)
+        fit = _fit(("train", "test_id", "test_ood"))
+        viewer.show_fit(fit)
+        assert viewer.current is fit and viewer.header.text() == "y = f(x)"
+        assert viewer.drawing_owed() and viewer.plotted_point_count() == 0
+
+        bar = tabs.tabBar()
+        qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(1).center())
+        qtbot.waitUntil(lambda: viewer.plotted_point_count() == 900, timeout=5000)
+        assert not viewer.drawing_owed()
+        assert sorted(_legend(viewer.scatter_plot)) == sorted(
+            [split_label(s) for s in ("train", "test_id", "test_ood")] + ["identity"])
+
+        viewer.show_fit(_fit(("train", "test_id")))  # on screen: drawn at once
+        assert viewer.plotted_point_count() == 600 and not viewer.drawing_owed()
+
+        qtbot.mouseClick(bar, Qt.MouseButton.LeftButton, pos=bar.tabRect(0).center())
+        viewer.show_fit(fit)
+        viewer.clear("Computing the fit…")  # what was owed is dropped with the fit
+        assert not viewer.drawing_owed() and viewer.current is None
+    finally:
+        tabs.hide()
