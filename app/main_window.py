@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
@@ -28,6 +29,7 @@ from viewers.causal_graph import CausalGraphView
 from viewers.fit_viewer import FitViewer
 from viewers.loss_plot import LossPlot
 from viewers.pareto_plot import ParetoPlot
+from viewers.scatter import on_screen
 from viewers.surface_view import SurfaceView
 from viewers.trajectory_view import TrajectoryView
 from widgets.activity import CHANNEL_TEXT, ActivityBar
@@ -36,7 +38,7 @@ from widgets.lab_panel import LabPanel
 from widgets.llm_panel import LLMPanel
 from widgets.result_panel import ResultPanel
 from widgets.run_compare import ComparedRun, RunCompare
-from widgets.run_history import FILL_ROWS, RunHistory
+from widgets.run_history import RunHistory
 from widgets.run_panel import RunPanel
 from widgets.study import StudyController
 from widgets.task_browser import TaskBrowser
@@ -47,6 +49,12 @@ from .controllers import CandidateScorer, FitReady, Loader, RunController, compu
 
 #: Pareto fronts are applied to the table at most this often (ms); the latest one wins.
 FRONT_REFRESH_MS = 200
+
+#: A run history of more runs than this is read on a thread, not on the window's: 500 runs (a
+#: sweep's) took 8 ms of an idle machine's window thread to read and 50-90 ms of a busy one's,
+#: where up to this many take a few milliseconds and come at once (no turn of the event loop
+#: between the refresh and its list).
+HISTORY_READ_ASIDE = 100
 
 
 def _warm_engine_hosts() -> None:
@@ -77,6 +85,8 @@ class MainWindow(QMainWindow):
         self.current_task = None
         self.displayed_run: str | None = None  # run whose loss / candidates / fit are shown
         self._history_has_end_of: str | None = None  # the run whose end the history was refreshed for
+        self._history_reading = False  # a long history is being read on a thread (refresh_history)
+        self._history_select: str | None = None  # the run it selects when it comes
         # A stored run is being opened from the run history (open_run); its task and, once
         # drawn, the fit of ``_quiet_fit`` must not hide the history the user is clicking through.
         self._opening_run = False
@@ -200,7 +210,10 @@ class MainWindow(QMainWindow):
         self.controller.started.connect(self._on_run_started)
         self.controller.event.connect(self._on_run_event)
         self.controller.finished.connect(self._on_run_finished)
-        self.controller.fit_ready.connect(self._on_fit_ready)
+        # The run's thread sends its final fit right behind its result: drawn on the next turn of
+        # the event loop, so that the result, its front and the fit are not all laid out and
+        # painted in one turn (0.1-0.2 s of the window's thread on a busy machine).
+        self.controller.fit_ready.connect(lambda ready: QTimer.singleShot(1, self, partial(self._on_fit_ready, ready)))
         self.controller.failed.connect(self._on_run_failed)
         self.controller.idle.connect(self._on_run_idle)
         self.loader.ready.connect(self._on_loaded)
@@ -587,6 +600,12 @@ class MainWindow(QMainWindow):
                                              preferred)
         elif channel == "fit":
             self._on_fit_ready(result)
+        elif channel == "history":
+            self._history_reading = False
+            select = self._history_select
+            if select is None and not self.history.selected_run_ids():
+                select = self.displayed_run  # opened before the list came (the last session's run)
+            self._show_history(result, select)
         elif channel == "surface":
             task_id, pair = result
             if self.current_task is not None and task_id == self.current_task.id:
@@ -635,6 +654,9 @@ class MainWindow(QMainWindow):
             self.status_label.setText(f"Could not draw the surface: {message}")
         elif channel == "llm":
             self.llm_panel.show_message(f"Could not read the run's LLM calls: {message}")
+        elif channel == "history":
+            self._history_reading = False
+            self.status_label.setText(f"Could not read the run store: {message}")
         else:
             self.status_label.setText(f"Could not load {channel}: {message}")
 
@@ -821,15 +843,7 @@ class MainWindow(QMainWindow):
             summary += f" — {result.error}"
         self.run_panel.show_status(summary)
         self.status_label.setText(summary)
-        select = result.run_id if shown else None
-        if len(self.history.records()) > FILL_ROWS:
-            # A long history (a sweep's runs) is read on the next turn of the event loop: reading
-            # and writing it in the same turn as the run's result, front and plots made one
-            # pause of 0.1-0.2 s on a busy machine.
-            QTimer.singleShot(1, self, lambda: self.refresh_history(
-                select=select if select == self.displayed_run else None))  # unless another run was opened
-        else:
-            self.refresh_history(select=select)
+        self.refresh_history(select=result.run_id if shown else None)
         self._history_has_end_of = result.run_id
 
     def _show_finished(self, result: RunFinished, task) -> None:
@@ -879,10 +893,7 @@ class MainWindow(QMainWindow):
         its tab. Raising it used to hide the history after every click and relay the window out
         twice (Task, then Fit)."""
         dock, history = self.docks[name], self.docks["history"]
-        # A dock behind another tab is still "visible" to Qt, moved out of the window: whether
-        # the history is in front is whether any of it is on screen.
-        in_front = history.isVisible() and not history.visibleRegion().isEmpty()
-        if in_front and not history.isFloating() and history in self.tabifiedDockWidgets(dock):
+        if on_screen(history) and not history.isFloating() and history in self.tabifiedDockWidgets(dock):
             return
         dock.raise_()
 
@@ -956,16 +967,38 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ history
 
     def refresh_history(self, select: str | None = None) -> None:
+        """Show the store's runs in the run history, and select ``select`` if it is still the run
+        on show. A long history is read on a thread (its list comes a moment later)."""
         if self.store is None:
             return
         task_id = self.current_task.id if (self.history.only_task.isChecked() and self.current_task) else None
         try:
-            records = self.store.list_runs(task_id=task_id)
+            # (A store the window could open only for reading may not take a second connection.)
+            aside = not self.store.read_only and self.store.count_runs(task_id) > HISTORY_READ_ASIDE
+            records = None if aside else self.store.list_runs(task_id=task_id)
         except Exception as exc:
             self.status_label.setText(f"Could not read the run store: {exc}")
             return
+        if aside:
+            # A newer read supersedes an older one, not the run the older one was to select.
+            self._history_select = select or (self._history_select if self._history_reading else None)
+            self._history_reading = True
+            db_path = self.store.path
+
+            def read():
+                with RunStore(db_path, reading=True) as store:
+                    return store.list_runs(task_id=task_id)
+
+            self.loader.request("history", read)
+            return
+        if self._history_reading:  # a list being read on a thread is older than this one
+            self._history_reading = False
+            self.loader.cancel("history")
+        self._show_history(records, select)
+
+    def _show_history(self, records: list, select: str | None) -> None:
         self.history.set_runs(records)
-        if select:
+        if select and select == self.displayed_run:  # unless another run was opened meanwhile
             self.history.select_run(select, emit=False)
         self._update_replay_action()
 
@@ -1250,6 +1283,8 @@ class MainWindow(QMainWindow):
             self.activity.end("score")
 
     def _on_loader_activity(self, channel: str, going: bool) -> None:
+        if channel == "history":
+            return  # read in tens of milliseconds, often (a sweep's runs): no flicker in the status bar
         key = f"load:{channel}"
         if going:
             self.activity.begin(key, CHANNEL_TEXT.get(channel, f"Loading {channel}…"))

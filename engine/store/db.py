@@ -459,7 +459,10 @@ def _pid_alive(pid: int | None, since: float | None = None) -> bool:
 
 
 class RunStore:
-    def __init__(self, path: str | os.PathLike | None = None, timeout: float | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, timeout: float | None = None,
+                 reading: bool = False):
+        """Open (or create) the store at ``path``. ``reading``: open an existing store for
+        reading only (see :meth:`_open_for_reading`)."""
         self.path = Path(path) if path else paths.default_db_path()
         #: Seconds a write waits for another program's write before a "locked" StoreError.
         self.timeout = BUSY_TIMEOUT if timeout is None else float(timeout)
@@ -474,6 +477,9 @@ class RunStore:
         self._seq: dict[str, int] = {}
         self._report: dict[str, int] = {}
         self._llm_seq: dict[str, int] = {}
+        if reading:
+            self._open_for_reading()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -541,6 +547,26 @@ class RunStore:
                              f"{fault_advice('read-only')}", kind) from cause
         self.read_only = (f"the run store at {self.path} cannot be written ({cause}): earlier runs can be viewed, "
                           f"new ones cannot be recorded. {fault_advice('read-only')}")
+
+    def _open_for_reading(self) -> None:
+        """A second connection, for reading only, to a store another connection of this process
+        keeps open for writing: an SQLite connection must not be used by two threads at once,
+        so a thread that reads beside the window's (the run history, read off the window's
+        thread) opens its own. It neither creates, upgrades nor repairs the file, and
+        marks no run interrupted: the writing connection did all of that when it opened."""
+        try:
+            self.conn = _connect(f"{self.path.resolve().as_uri()}?mode=ro", self.timeout, uri=True)
+            self.conn.row_factory = sqlite3.Row
+            version = self._schema_version()
+        except sqlite3.DatabaseError as exc:
+            self.close()
+            raise store_fault("open", self.path, exc, self.timeout) from exc
+        if version != SCHEMA_VERSION:
+            self.close()
+            raise StoreError(f"cannot read the run store at {self.path}: its schema is {version}, this version "
+                             f"reads {SCHEMA_VERSION}. Open it with the app first (it upgrades the file).",
+                             "newer" if (version or 0) > SCHEMA_VERSION else None)
+        self.read_only = f"the run store at {self.path} was opened for reading only"
 
     def _set_aside_bad_wal(self) -> None:
         """A ``-wal`` file that does not start with SQLite's magic number is not a WAL at all:
@@ -1068,6 +1094,13 @@ class RunStore:
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self.conn.execute("SELECT * FROM runs WHERE id=?", (run_id,)).fetchone()
         return self._record(row) if row else None
+
+    @_reading
+    def count_runs(self, task_id: str | None = None) -> int:
+        """How many runs the store holds (of ``task_id`` only, if given)."""
+        if task_id:
+            return self.conn.execute("SELECT COUNT(*) FROM runs WHERE task_id=?", (task_id,)).fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
 
     @_reading
     def list_runs(self, task_id: str | None = None, limit: int = 500) -> list[RunRecord]:

@@ -216,8 +216,9 @@ def test_a_long_history_is_written_over_several_turns_and_reads_as_one_built_at_
 
 
 def test_a_run_ending_over_a_long_history_shows_in_it_finished_and_selected(qtbot, isolated_home):
-    """With more runs than one fill writes (a sweep's), the window reads the history a turn
-    after the run's end; the run shows there finished, selected, and the run stays on show."""
+    """With more runs than one fill writes (a sweep's), the history is read on a thread and
+    written in parts after the run's end; the run shows there finished, selected, and the run
+    stays on show."""
     from app.main_window import MainWindow
     from engine import paths
     from widgets import run_history
@@ -313,3 +314,58 @@ def test_a_run_selected_by_the_window_is_the_only_one_selected_even_with_ctrl_he
     assert history.selected_run_ids() == [records[2].id]
     history.select_run(records[5].id, emit=False)
     assert history.selected_run_ids() == [records[5].id]
+
+
+def test_a_long_history_is_read_on_a_thread_and_a_short_one_at_once(qtbot, isolated_home, monkeypatch):
+    """A history of more runs than the window reads at once (a sweep's) is read on a thread with
+    a connection of its own: the window's thread only counts the runs. A short one (the runs
+    of one task, with "Only the selected task") is read at once. A read that fails says so and
+    leaves the runs on show."""
+    import threading
+
+    from app.main_window import HISTORY_READ_ASIDE, MainWindow
+    from engine import paths
+    from engine.store import StoreError
+
+    other = "llmsrbench/lsr-synth/material_science/MatSci2"
+    with RunStore(paths.default_db_path()) as store:
+        for seed in range(HISTORY_READ_ASIDE):
+            add_run(store, seed=seed)
+        few = [add_run(store, seed=seed, task_id=other) for seed in range(3)]
+    on_gui_thread = []
+    real_list_runs = RunStore.list_runs
+
+    def list_runs(store, *args, **kwargs):
+        on_gui_thread.append(threading.current_thread() is threading.main_thread())
+        return real_list_runs(store, *args, **kwargs)
+
+    monkeypatch.setattr(RunStore, "list_runs", list_runs)
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0 and len(win.history.run_ids()) == HISTORY_READ_ASIDE + 3
+                    and not win.history.filling(), timeout=15000)
+    assert on_gui_thread and not any(on_gui_thread)
+    # A run opened another way (File ▸ Recent runs) while a list is read is selected in it.
+    shown = win.history.run_ids()[7]
+    win.history.table.clearSelection()
+    win.refresh_history()
+    win.open_run(shown)
+    qtbot.waitUntil(lambda: win.history.selected_run_ids() == [shown] and not win.history.filling(), timeout=10000)
+    assert not any(on_gui_thread)
+
+    # Only the runs of a task with three: read at once, on the window's thread.
+    assert win.browser.select_task(other)
+    qtbot.mouseClick(win.history.only_task, Qt.MouseButton.LeftButton)
+    assert sorted(win.history.run_ids()) == sorted(few) and on_gui_thread[-1]
+
+    # Back to every run; the read fails: the message is shown and the three runs stay.
+    def cannot_read(*_args, **_kwargs):
+        raise StoreError("the disk holding the run store went away")
+
+    monkeypatch.setattr(RunStore, "list_runs", cannot_read)
+    qtbot.mouseClick(win.history.only_task, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: "Could not read the run store" in win.status_label.text(), timeout=10000)
+    assert "went away" in win.status_label.text() and sorted(win.history.run_ids()) == sorted(few)
+    win.loader.wait_all()
