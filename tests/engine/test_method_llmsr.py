@@ -148,14 +148,24 @@ def test_llmsr_contains_hostile_programs_and_goes_on(tmp_path, monkeypatch):
 
 
 def test_llmsr_stop_ends_within_seconds(tmp_path):
+    """Stop while the LLM takes its time (30 s here) ends the run within seconds, with the seed
+    skeleton, evaluated before the first prompt, as its model."""
     with FakeLLMServer(default={"text": fenced(SENSIBLE[1]), "delay": 30.0}) as server, \
             RunStore(tmp_path / "runs.sqlite3") as store:
         context = m.RunContext()
-        timer = threading.Timer(1.5, context.cancel)
-        timer.start()
-        t0 = time.monotonic()
+        stopped = []
+
+        def stop_once_prompted():  # (a fixed delay raced the seed's evaluation on a slow machine)
+            deadline = time.monotonic() + 120
+            while not server.requests and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)  # well into the wait for the reply
+            stopped.append(time.monotonic())
+            context.cancel()
+
+        threading.Thread(target=stop_once_prompted, daemon=True).start()
         _, result = _run(TASK, "llmsr", _config(server, 50), store, context)
-        assert time.monotonic() - t0 < 10
+        assert stopped and time.monotonic() - stopped[0] < 10
         assert result.status == "cancelled" and result.stop_reason == "cancelled"
         assert result.expression  # the seed skeleton is always a model
 
