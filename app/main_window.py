@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import time
-from functools import partial
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
@@ -213,7 +212,7 @@ class MainWindow(QMainWindow):
         # The run's thread sends its final fit right behind its result: drawn on the next turn of
         # the event loop, so that the result, its front and the fit are not all laid out and
         # painted in one turn (0.1-0.2 s of the window's thread on a busy machine).
-        self.controller.fit_ready.connect(lambda ready: QTimer.singleShot(1, self, partial(self._on_fit_ready, ready)))
+        self.controller.fit_ready.connect(self._on_live_fit_ready)
         self.controller.failed.connect(self._on_run_failed)
         self.controller.idle.connect(self._on_run_idle)
         self.loader.ready.connect(self._on_loaded)
@@ -602,10 +601,7 @@ class MainWindow(QMainWindow):
             self._on_fit_ready(result)
         elif channel == "history":
             self._history_reading = False
-            select = self._history_select
-            if select is None and not self.history.selected_run_ids():
-                select = self.displayed_run  # opened before the list came (the last session's run)
-            self._show_history(result, select)
+            self._show_history(result, self._history_select)
         elif channel == "surface":
             task_id, pair = result
             if self.current_task is not None and task_id == self.current_task.id:
@@ -862,6 +858,15 @@ class MainWindow(QMainWindow):
         # with it for the interpreter).
         self._front_to_score = (result.run_id, task)
         self.progress_tabs.setCurrentWidget(self.pareto)
+
+    def _on_live_fit_ready(self, ready: FitReady) -> None:
+        token = self._open_token  # a run started or opened, or the demo, in between: dropped
+
+        def show() -> None:
+            if token == self._open_token:
+                self._on_fit_ready(ready)
+
+        QTimer.singleShot(1, self, show)
 
     def _on_fit_ready(self, ready: FitReady) -> None:
         if ready.run_id is not None and ready.run_id != self.displayed_run:

@@ -110,6 +110,9 @@ class FitViewer(QWidget):
         self.current = self._drawn = None
         self._when_shown.drop()
         self._show_items(False)
+        for item in self._points.values():
+            item.clear()  # emptied too: the plot menu's CSV export writes hidden items as well
+        self._identity.setData([], [])
         self.time_plot.clear()
         self.header.setText(message)
         self._set_time_visible(False)

@@ -52,9 +52,9 @@ class DrawWhenShown(QObject):
     """Defers a view's drawing while the view is off screen (its dock behind another tab: the run
     history, as a user clicks through runs) and draws the newest data when it comes forward.
 
-    ``view.draw()`` is the caller's; :meth:`wanted` says whether to draw now, else remembers that
-    a drawing is owed and does it just before ``paint_target`` (the view's plot area) is next
-    painted: a dock brought forward, by a click on its tab or by the window, is painted first."""
+    :meth:`wanted` says whether the view should draw now; if not, it remembers that a drawing is
+    owed and calls ``draw`` just before ``paint_target`` (the view's plot area) is next painted:
+    a dock brought forward, by a click on its tab or by the window, is painted first."""
 
     def __init__(self, view: QWidget, paint_target: QWidget, draw: Callable[[], None]):
         super().__init__(view)

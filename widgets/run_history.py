@@ -119,6 +119,7 @@ class RunHistory(QWidget):
         self._fill_token = 0  # a newer rebuild or refresh supersedes the rest of a fill
         self._filling = False
         self._restore: list[str] = []  # the selection to restore when a fill is done
+        self._missed: str | None = None  # a run select_run could not find (see there)
         self._restore_emit = False  # ... as a click would (select_run during a fill)
         #: Extra entries of the right-click menu: features (the demo replay) add QActions here.
         self.context_actions: list = []
@@ -129,9 +130,15 @@ class RunHistory(QWidget):
         few runs writes only their rows; otherwise the table is rebuilt, :data:`FILL_ROWS` rows
         per turn of the event loop after the first (see :meth:`filling`)."""
         records = list(records)
+        missed, self._missed = self._missed, None
+        if missed is not None and (self.selected_run_ids() or not any(rec.id == missed for rec in records)):
+            missed = None
         if keep_selection and self._update_in_place(records):
+            if missed is not None:
+                self.select_run(missed, emit=False)
             return
-        self._rebuild(records, self.selected_run_ids() if keep_selection else [])
+        self._rebuild(records, self.selected_run_ids() if keep_selection and missed is None else
+                      [missed] if missed is not None else [])
 
     def _rebuild(self, records: list, restore: list[str]) -> None:
         # A run picked before its row came (select_run during a fill) still opens at the end.
@@ -299,6 +306,7 @@ class RunHistory(QWidget):
     def select_run(self, run_id: str, emit: bool = True) -> bool:
         """Select one run (as a click on its row does, unless ``emit`` is False). A run whose row
         is still to come in a fill is selected when the fill is done."""
+        self._missed = None
         for r in range(self.table.rowCount()):
             if self.table.item(r, 0).data(RUN_ID_ROLE) == run_id:
                 if not emit:
@@ -314,12 +322,17 @@ class RunHistory(QWidget):
             self.table.clearSelection()
             self._restore, self._restore_emit = [run_id], emit
             return True
+        # Not listed (yet): selected in the next list if it is there and nothing else is selected
+        # by then. A history read on a thread comes a moment after the window opens, when the
+        # last session's run has already been opened and asked for.
+        self._missed = run_id
         return False
 
     def run_ids(self) -> list[str]:
         return [self.table.item(r, 0).data(RUN_ID_ROLE) for r in range(self.table.rowCount())]
 
     def _on_selection(self) -> None:
+        self._missed = None  # the user's pick wins
         ids = self._shown_selection()  # what the user did to the rows, not a pending selection
         self.compare_button.setEnabled(len(ids) == 2)
         if len(ids) == 1:

@@ -554,9 +554,15 @@ class RunStore:
         so a thread that reads beside the window's (the run history, read off the window's
         thread) opens its own. It neither creates, upgrades nor repairs the file, and
         marks no run interrupted: the writing connection did all of that when it opened."""
+        if not self.path.is_file():  # (a plain open would make an empty one)
+            raise StoreError(f"cannot read the run store at {self.path}: there is no such file. "
+                             f"{fault_advice('cantopen')}", "cantopen")
         try:
-            self.conn = _connect(f"{self.path.resolve().as_uri()}?mode=ro", self.timeout, uri=True)
+            # The plain path and query_only, not a "mode=ro" URI: SQLite refuses the URI of a
+            # Windows network path (file://server/share/...).
+            self.conn = _connect(str(self.path), self.timeout)
             self.conn.row_factory = sqlite3.Row
+            self.conn.execute("PRAGMA query_only=ON")
             version = self._schema_version()
         except sqlite3.DatabaseError as exc:
             self.close()

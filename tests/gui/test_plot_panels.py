@@ -78,7 +78,7 @@ def _fit(splits: tuple[str, ...], offset: float = 0.0) -> FitData:
 _VIEWERS: list[FitViewer] = []
 
 
-def test_the_fit_legend_follows_the_fit_shown_and_hides_on_clear(qtbot):
+def test_the_fit_legend_follows_the_fit_shown_and_hides_on_clear(qtbot, tmp_path):
     viewer = FitViewer()
     _VIEWERS.append(viewer)
     try:
@@ -90,6 +90,12 @@ def test_the_fit_legend_follows_the_fit_shown_and_hides_on_clear(qtbot):
 
         viewer.clear("Computing the fit…")  # another run is opened: nothing of the last fit shows
         assert not viewer.scatter_plot.legend.isVisible() and viewer.plotted_point_count() == 0
+        # ... nor is exported: the plot menu's CSV export writes the plot's items, hidden or not.
+        from pyqtgraph.exporters import CSVExporter
+
+        path = tmp_path / "fit.csv"
+        CSVExporter(viewer.scatter_plot).export(str(path))
+        assert not path.exists() or not any(ch.isdigit() for ch in path.read_text())
         assert viewer.header.text() == "Computing the fit…"
         assert not any(item.isVisible() for item in viewer.scatter_plot.listDataItems())
         assert not any(item.isVisible() for item in viewer.residual_plot.items)
