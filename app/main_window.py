@@ -49,10 +49,10 @@ from .controllers import CandidateScorer, FitReady, Loader, RunController, compu
 #: Pareto fronts are applied to the table at most this often (ms); the latest one wins.
 FRONT_REFRESH_MS = 200
 
-#: A run history of more runs than this is read on a thread, not on the window's: 500 runs (a
-#: sweep's) took 8 ms of an idle machine's window thread to read and 50-90 ms of a busy one's,
-#: where up to this many take a few milliseconds and come at once (no turn of the event loop
-#: between the refresh and its list).
+#: A run history of more runs than this is read on a thread, not on the window's: the 500 newest
+#: runs of a sweep took 8-33 ms of an idle machine's window thread to read (the longer for the
+#: larger records of bn-search runs) and several times that on a busy one. Up to this many take
+#: about 6 ms and come at once (no turn of the event loop between the refresh and its list).
 HISTORY_READ_ASIDE = 100
 
 
