@@ -106,7 +106,7 @@ class FitViewer(QWidget):
         """Nothing drawn, ``message`` in the header. The scatter items and their legend stay on
         the plots, hidden: the next fit of the same splits (the usual case: the next run of a
         task, or of another task of its benchmark) refills them, where adding them and their
-        legend entries again took as long as filling them (15 ms on an idle machine)."""
+        legend entries again took about as long as filling them (15-17 ms)."""
         self.current = self._drawn = None
         self._when_shown.drop()
         self._show_items(False)

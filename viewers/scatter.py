@@ -19,11 +19,11 @@ class UniformScatter(pg.ScatterPlotItem):
     points with ``setData(x=..., y=...)``; per-point styles fall back to pyqtgraph's own path).
 
     pyqtgraph finds each new point's picture in its symbol atlas one point at a time, in Python:
-    for a fit of 4000 + 500 + 500 points drawn in two plots that was about 20 ms of the
-    window's thread per fit on an idle machine (0.4 of the time ``setData`` took), repeated for every run
-    clicked in the history. When every point has the same style the picture is looked up once
-    and its place in the atlas given to all of them, which is what pyqtgraph would have computed
-    point by point."""
+    for a fit of 4000 + 500 + 500 points drawn in two plots, about 17 of the 29 ms its six
+    ``setData`` calls took on the window's thread (``benchmarks/bench_scatter.py``), for every
+    run opened. When every point has the same style the picture is looked up once and its place
+    in the atlas given to all of them, which is what pyqtgraph would have computed point by
+    point."""
 
     def updateSpots(self, dataSet=None):  # noqa: N802, N803 -- pyqtgraph's names
         data = self.data if dataSet is None else dataSet
