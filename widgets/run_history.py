@@ -137,8 +137,8 @@ class RunHistory(QWidget):
             if missed is not None:
                 self.select_run(missed, emit=False)
             return
-        self._rebuild(records, self.selected_run_ids() if keep_selection and missed is None else
-                      [missed] if missed is not None else [])
+        restore = [missed] if missed is not None else self.selected_run_ids() if keep_selection else []
+        self._rebuild(records, restore)
 
     def _rebuild(self, records: list, restore: list[str]) -> None:
         # A run picked before its row came (select_run during a fill) still opens at the end.
@@ -221,7 +221,8 @@ class RunHistory(QWidget):
                 or self.table.rowCount() != len(self._records)):
             return False
         target = self._sorted(records)
-        if not added and not changed and not removed and [r.id for r in target] == self.run_ids():
+        shown = self.run_ids()  # (a walk over every row: read once)
+        if not added and not changed and not removed and [r.id for r in target] == shown:
             self._records = records
             self._changed()  # nothing to write; listeners still hear of the refresh
             return True
@@ -231,7 +232,7 @@ class RunHistory(QWidget):
             # The rows that go, and those whose run changed (their place may change with it),
             # are taken out; the rows left keep their order, which is the order they have among
             # the new list's rows. The changed and the new runs then go in at their places.
-            for row in sorted((r for r, run_id in enumerate(self.run_ids()) if run_id in removed or run_id in changed),
+            for row in sorted((r for r, run_id in enumerate(shown) if run_id in removed or run_id in changed),
                               reverse=True):
                 self.table.removeRow(row)
             for row, rec in enumerate(target):

@@ -215,22 +215,30 @@ def test_a_long_history_is_written_over_several_turns_and_reads_as_one_built_at_
     assert history.selected_run_id() == late and picked == [late]
 
 
+def _window(qtbot):
+    """The main window on the test's store, shown, its task catalog loaded."""
+    from app.main_window import MainWindow
+
+    create_app()
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    return win
+
+
 def test_a_run_ending_over_a_long_history_shows_in_it_finished_and_selected(qtbot, isolated_home):
     """With more runs than one fill writes (a sweep's), the history is read on a thread and
     written in parts after the run's end; the run shows there finished, selected, and the run
     stays on show."""
-    from app.main_window import MainWindow
     from engine import paths
     from widgets import run_history
 
     with RunStore(paths.default_db_path()) as store:
         for seed in range(run_history.FILL_ROWS + 20):
             add_run(store, seed=seed)
-    create_app()
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: len(win.tasks) > 0 and not win.history.filling(), timeout=15000)
+    win = _window(qtbot)
+    qtbot.waitUntil(lambda: not win.history.filling(), timeout=15000)
     assert len(win.history.run_ids()) == run_history.FILL_ROWS + 20
     win.browser.select_task("llmsrbench/lsr-synth/material_science/MatSci1")
     qtbot.waitUntil(lambda: win.run_panel.start_button.isEnabled(), timeout=5000)
@@ -376,17 +384,12 @@ def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot,
     is opened, started or replayed in between, that late fit is dropped."""
     import numpy as np
 
-    from app.main_window import MainWindow
     from engine import paths
     from engine.fits import FitData, FitReady
 
     with RunStore(paths.default_db_path()) as store:
         run_id = add_run(store)
-    create_app()
-    win = MainWindow()
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitUntil(lambda: len(win.tasks) > 0, timeout=15000)
+    win = _window(qtbot)
     win.open_run(run_id)
     y = np.linspace(0, 1, 50)
 
