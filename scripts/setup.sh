@@ -2,7 +2,7 @@
 # Set up Kepler Lab in a virtual environment next to the repository: .venv/
 #
 #   bash scripts/setup.sh          the application
-#   bash scripts/setup.sh --test   the application and the test tools (pytest, pytest-qt)
+#   bash scripts/setup.sh --test   the application and the test tools (pytest, pytest-qt, pytest-xdist)
 #
 # Safe to run again: it only installs what is missing. Works from any directory.
 # On Debian/Ubuntu, when run as root or with passwordless sudo, it also installs the system
@@ -118,7 +118,7 @@ fi
 
 if [ "$WANT_TEST" -eq 1 ]; then
     TARGET="$ROOT[test]"
-    CHECK='import engine, app, pytest, pytestqt'
+    CHECK='import engine, app, pytest, pytestqt, xdist'
 else
     TARGET="$ROOT"
     CHECK='import engine, app'
@@ -158,5 +158,5 @@ fi
 
 say "done. Start the app with: $VENV/bin/keplerlab"
 if [ "$WANT_TEST" -eq 1 ]; then
-    say "run the tests with: $VENV/bin/python -m pytest  (from $ROOT)"
+    say "run the tests with: $VENV/bin/python -m pytest -n 2 --dist loadfile  (from $ROOT)"
 fi

@@ -18,9 +18,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # The first-run welcome (widgets/welcome.py) would open in every fresh test home; its own tests
 # switch it back on.
 os.environ.setdefault("KEPLERLAB_NO_WELCOME", "1")
-if "KEPLERLAB_HOME" not in os.environ:
+# pytest-xdist's workers inherit the environment of the process that started them, so a home made
+# here by that process is marked, and each worker makes a home of its own in its place.
+_MADE_HERE = "KEPLERLAB_TEST_HOME_MADE_BY_CONFTEST"
+if "KEPLERLAB_HOME" not in os.environ or (
+    os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_MADE_HERE) == os.environ["KEPLERLAB_HOME"]
+):
     _HOME = tempfile.mkdtemp(prefix="keplerlab-tests-")
     os.environ["KEPLERLAB_HOME"] = _HOME
+    os.environ[_MADE_HERE] = _HOME
     atexit.register(shutil.rmtree, _HOME, ignore_errors=True)  # leave no test data behind
 
 REPO = Path(__file__).resolve().parent.parent
