@@ -8,7 +8,9 @@ attempt is visible (recorded, counted) and the policy is ours:
   header, exponential back-off.
 - connection errors (refused, reset, a reply cut off before its end), time-outs, malformed or
   empty replies: retried with exponential back-off ``retry_base_delay * 2**k`` (capped) times a
-  random factor in [0.5, 1).
+  random factor in [0.5, 1). When every attempt found no server (refused, unknown host), the
+  :class:`LLMCallFailed` says so (``unreachable``); a run whose endpoint never answered then
+  stops after that batch of requests (``engine.methods.llm_support``).
 - other 4xx (bad request, bad key, unknown model): not retried.
 
 Error texts say what happened in plain words, then the server's own message (OpenAI's
@@ -30,6 +32,7 @@ from __future__ import annotations
 import email.utils
 import hashlib
 import random
+import socket
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -105,12 +108,13 @@ class ConnectionReport:
 
 class _Retryable(Exception):
     def __init__(self, message: str, *, delay: float | None = None, malformed: bool = False,
-                 status_code: int | None = None, usage: tuple[int, int] = (0, 0)):
+                 status_code: int | None = None, usage: tuple[int, int] = (0, 0), unreachable: bool = False):
         super().__init__(message)
         self.delay = delay  # what the server asked for (Retry-After), if anything
         self.malformed = malformed
         self.status_code = status_code
         self.usage = usage
+        self.unreachable = unreachable  # no server answered the connection (refused, unknown host)
 
 
 class _Fatal(Exception):
@@ -279,6 +283,7 @@ class LLMClient:
         attempts = 1 + self.settings.max_retries
         last_error = "no attempt was made"
         last_status = None
+        unreachable = True  # every attempt so far found no server to connect to
         for attempt in range(1, attempts + 1):
             if self._stop.is_set():
                 raise LLMCallFailed(f"cancelled after {attempt - 1} attempts: {last_error}",
@@ -311,6 +316,7 @@ class LLMClient:
                 record.prompt_tokens, record.completion_tokens = error.usage
                 record.cost, record.cost_known = self.budget.charge(self.settings.model, *error.usage)
             last_error, last_status = _mask(str(error), key), status_code
+            unreachable = unreachable and getattr(error, "unreachable", False)
             record.status, record.error = "error", last_error
             self.budget.count_failure(malformed=isinstance(error, _Retryable) and error.malformed)
             self._emit(record)
@@ -320,7 +326,7 @@ class LLMClient:
             if attempt < attempts:
                 self._stop.wait(self._delay(attempt, error.delay))
         raise LLMCallFailed(f"all {attempts} attempts failed; last error: {last_error}",
-                            attempts=attempts, status_code=last_status)
+                            attempts=attempts, status_code=last_status, unreachable=unreachable)
 
     def _delay(self, attempt: int, asked: float | None) -> float:
         cap = self.settings.retry_max_delay
@@ -339,7 +345,8 @@ class LLMClient:
             cause = _cause_text(exc)
             if "complete message body" in cause:
                 return _Retryable(f"connection error: the reply was cut off before its end ({cause})")
-            return _Retryable(f"connection error: {self.settings.base_url}: {cause or exc}")
+            return _Retryable(f"connection error: {self.settings.base_url}: {cause or exc}",
+                              unreachable=_no_server(exc))
         if isinstance(exc, openai.APIStatusError):
             code = exc.status_code
             text = f"HTTP {code} {_REASONS.get(code, '')}".rstrip() + f": {_server_message(exc)}"
@@ -460,6 +467,18 @@ def _server_message(exc: "openai.APIStatusError") -> str:
     text = str(exc)
     prefix = f"Error code: {exc.status_code} - "
     return _clip(text[len(prefix):] if text.startswith(prefix) else text) or "no message"
+
+
+def _no_server(exc: BaseException) -> bool:
+    """Whether a connection error found no server at all: the connection was refused (nothing
+    listens at that address and port) or the host name is unknown. Read from the exception
+    chain's builtin errors, so it does not depend on the transport openai uses."""
+    cause, seen = exc.__cause__ or exc.__context__, 0
+    while cause is not None and seen < 10:
+        if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _cause_text(exc: BaseException) -> str:

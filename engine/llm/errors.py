@@ -9,12 +9,16 @@ class LLMError(RuntimeError):
 
 class LLMCallFailed(LLMError):
     """A completion request failed for good: every attempt failed, or the server refused it
-    with a 4xx status other than 429 (not retried). ``attempts`` and ``status_code`` say more."""
+    with a 4xx status other than 429 (not retried). ``attempts`` and ``status_code`` say more;
+    ``unreachable`` is True when no attempt reached a server at all (nothing listens at the
+    address, or its host name is unknown)."""
 
-    def __init__(self, message: str, *, attempts: int = 0, status_code: int | None = None):
+    def __init__(self, message: str, *, attempts: int = 0, status_code: int | None = None,
+                 unreachable: bool = False):
         super().__init__(message)
         self.attempts = attempts
         self.status_code = status_code
+        self.unreachable = unreachable
 
 
 class BudgetExhausted(LLMError):

@@ -142,6 +142,9 @@ class LLMSession:
         self.last_failure = ""  # the readable reason of the last request that failed for good
         self.refusals = 0  # requests refused with 401 / 403 / 404 (bad key, unknown model or URL)
         self.refused = False  # the run stopped because the endpoint refused it
+        self.answered = 0  # requests of this run that got a reply
+        self.unreachable_requests = 0  # requests failed for good without ever reaching a server
+        self.unreachable = False  # the run stopped because no server answers at the endpoint
         self.stop_reason: str | None = None  # "budget", "replay-end" or "llm-failures"
 
     # ------------------------------------------------------------------ lifecycle
@@ -225,12 +228,14 @@ class LLMSession:
 
         A request that failed for good is counted and skipped, never raised; after
         :data:`MAX_CONSECUTIVE_FAILURES` of them in a row ``stop_reason`` becomes
-        ``"llm-failures"``. A spent budget gives ``"budget"``, the end of a replay recording
-        ``"replay-end"``. Raises :class:`RunCancelled` on Stop or when the run is out of time.
-        Requests are prepared here, in order, so a replay answers them as recorded.
+        ``"llm-failures"``, and so it does at once when the endpoint never answered this run and
+        every request of the batch found no server there (each after its retries). A spent
+        budget gives ``"budget"``, the end of a replay recording ``"replay-end"``. Raises
+        :class:`RunCancelled` on Stop or when the run is out of time. Requests are prepared
+        here, in order, so a replay answers them as recorded.
         """
         self.check()
-        refusals = self.refusals
+        refusals, unreachable = self.refusals, self.unreachable_requests
         prepared = []
         for messages, purpose, sampling in requests:
             if self.exhausted() or self.stop_reason:
@@ -239,16 +244,26 @@ class LLMSession:
             prepared.append((self.client.prepare(messages, 1, **(sampling or {})), purpose))
         futures = [_in_thread(self._one, p[0], p[1]) if p is not None else None for p in prepared]
         answers: list[tuple[str, int] | None] = []
+        failed = 0
         for future in futures:
             outcome = self._wait(future) if future is not None else "budget"
             with self._lock:
                 if isinstance(outcome, tuple):
                     self.consecutive_failures = 0
+                    self.answered += 1
                 elif outcome not in ("budget", "replay-end"):
                     self.failed_requests += 1
                     self.consecutive_failures += 1
+                    failed += 1
             answers.append(outcome if isinstance(outcome, tuple) else None)
-        if self.consecutive_failures >= max(MAX_CONSECUTIVE_FAILURES, 2 * len(requests)):
+        if not self.answered and failed and self.unreachable_requests - unreachable == failed:
+            # Nothing has ever answered at the endpoint, and every request just now found no
+            # server there after its retries (connection refused, unknown host): a wrong address
+            # or a server not started. Waiting for nine more batches would only delay saying so
+            # by minutes.
+            self.unreachable = self.stop_reason is None
+            self._set_stop("llm-failures")
+        elif self.consecutive_failures >= max(MAX_CONSECUTIVE_FAILURES, 2 * len(requests)):
             # Every request has failed for a while (each after its retries): the endpoint is
             # down or refuses us. Stop instead of spinning without spending the budget.
             self._set_stop("llm-failures")
@@ -278,6 +293,10 @@ class LLMSession:
         """Why asking stopped, for the run's log, when it is not simply the spent budget."""
         if self.stop_reason == "llm-failures" and self.refused:
             return Log(f"stopping: no usable reply can come from the LLM endpoint; {self.last_failure}", "error")
+        if self.stop_reason == "llm-failures" and self.unreachable:
+            return Log(f"stopping: no server answers at the LLM endpoint {self.settings.base_url} (is it running, "
+                       "and is the address right? Check Run ▸ LLM settings). Last error: "
+                       f"{self.last_failure}", "error")
         if self.stop_reason == "llm-failures":
             return Log(f"stopping: the last {self.consecutive_failures} LLM requests failed in a row (each after "
                        "its retries); is the endpoint reachable? Check Run ▸ LLM settings. Last error: "
@@ -301,6 +320,8 @@ class LLMSession:
                 self.last_failure = str(exc)
                 if getattr(exc, "status_code", None) in (401, 403, 404):
                     self.refusals += 1
+                if getattr(exc, "unreachable", False):
+                    self.unreachable_requests += 1
             return f"request failed: {exc}"
         with self._lock:
             seq = self._seq_of.pop(id(completion.record), 0)
@@ -381,7 +402,7 @@ class LLMSession:
     def closing(self) -> list[Event]:
         """End of a run: the last call events and a word on requests that failed for good."""
         events: list[Event] = list(self.drain())
-        if self.failed_requests:
+        if self.failed_requests and self.stop_reason != "llm-failures":  # else the stop's own log says it
             events.append(Log(f"{self.failed_requests} LLM requests failed after their retries; the run went on",
                               "warning"))
         return events

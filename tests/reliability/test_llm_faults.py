@@ -273,23 +273,60 @@ def test_llmsr_run_with_a_wrong_model_name_stops_at_once_and_says_why(tmp_path):
     assert [r["status"] for r in rows] == ["error", "error"]
 
 
-@pytest.mark.parametrize("endpoint", ["dead", "always 500"])
-def test_llmsr_run_against_a_broken_endpoint_stops_with_a_readable_reason(endpoint, tmp_path):
-    server = FakeLLMServer(default={"status": 500, "message": "The server had an error"}).start()
-    if endpoint == "dead":
-        server.stop()
-    try:
-        with RunStore(tmp_path / "runs.sqlite3") as store:
-            events, result = _run(_config(server, 50, max_retries=1, retry_base_delay=0.001), store)
-            rows = store.llm_calls(result.run_id)
-    finally:
-        server.stop()
+def test_llmsr_run_against_an_always_failing_endpoint_stops_with_a_readable_reason(tmp_path):
+    with FakeLLMServer(default={"status": 500, "message": "The server had an error"}) as server, \
+            RunStore(tmp_path / "runs.sqlite3") as store:
+        events, result = _run(_config(server, 50, max_retries=1, retry_base_delay=0.001), store)
+        rows = store.llm_calls(result.run_id)
     assert result.status == "finished" and result.stop_reason == "llm-failures"
     assert result.llm["calls"] == 0 and result.llm["failures"] == len(rows) >= 20  # 10 requests x 2 attempts
     [why] = [t for t in _logs(events, "error") if t.startswith("stopping")]
     assert "LLM requests failed in a row" in why
-    assert ("Connection refused" if endpoint == "dead" else "HTTP 500 server error: The server had an error") in why
+    assert "HTTP 500 server error: The server had an error" in why
     assert_readable(why)
+
+
+def test_llmsr_run_against_a_dead_endpoint_stops_after_its_first_requests(tmp_path):
+    """Nothing listens at the address: the first batch's requests fail for good (each after its
+    retries) and the run stops there, saying where it looked, instead of trying ten batches."""
+    server = FakeLLMServer().start()
+    server.stop()
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        events, result = _run(_config(server, 50, max_retries=1, retry_base_delay=0.001), store)
+        rows = store.llm_calls(result.run_id)
+    assert result.status == "finished" and result.stop_reason == "llm-failures"
+    assert result.expression  # the seed skeleton, scored without the LLM
+    assert result.llm["calls"] == 0 and result.llm["failures"] == len(rows) == 4  # one batch: 2 requests x 2 attempts
+    [why] = [t for t in _logs(events, "error") if t.startswith("stopping")]
+    assert f"no server answers at the LLM endpoint {server.base_url}" in why
+    assert "Connection refused" in why and "LLM settings" in why
+    assert_readable(why)
+    assert not any("the run went on" in t for t in _logs(events))  # it did not
+
+
+def test_an_endpoint_that_answered_once_gets_the_usual_patience():
+    """A server that answered this run and then went away may come back: the session keeps
+    asking (ten requests in a row fail before it stops), where one that never answered stops at
+    its first batch. A server answering with errors is never taken for a missing one."""
+    from engine.methods.llm_support import LLMSession
+
+    def session(server):
+        config = {"llm": {"base_url": server.base_url, "model": "fake-model", "max_retries": 1,
+                          "retry_base_delay": 0.001, "concurrency": 2}, "max_llm_calls": 50, "llm_cache": "off"}
+        return LLMSession(config, m.RunContext(), sandbox=False)
+
+    server = FakeLLMServer(default={"text": "an answer"}).start()
+    with session(server) as answered_once:
+        assert [text for text, _seq in answered_once.ask(MESSAGES)] == ["an answer"]
+        server.stop()
+        assert answered_once.ask(MESSAGES, 2) == [] and answered_once.unreachable_requests == 2
+        assert answered_once.stop_reason is None and answered_once.should_stop() is None
+    with session(server) as never_answered:  # the same dead address, in a new run
+        assert never_answered.ask(MESSAGES, 2) == []
+        assert never_answered.should_stop() == "llm-failures" and never_answered.unreachable
+    with FakeLLMServer(default={"status": 500}) as failing, session(failing) as erring:
+        assert erring.ask(MESSAGES, 2) == [] and erring.unreachable_requests == 0
+        assert erring.stop_reason is None
 
 
 def test_cli_run_with_a_wrong_model_name_prints_the_reason_without_a_traceback(isolated_home, capsys):
