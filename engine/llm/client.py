@@ -243,7 +243,8 @@ class LLMClient:
                 # A request abandoned on Stop is not an outcome to replay.
                 if key is not None and not self._stop.is_set():
                     self.cache.put(key, {"error": str(exc), "status_code": exc.status_code,
-                                         "attempts": exc.attempts, "model": self.settings.model})
+                                         "attempts": exc.attempts, "unreachable": exc.unreachable,
+                                         "model": self.settings.model})
                 raise
             succeeded = True
             if key is not None:
@@ -270,7 +271,8 @@ class LLMClient:
                                 error=f"replayed failure: {entry['error']}", attempts=int(entry.get("attempts") or 1))
             self.budget.count_failure()
             self._emit(record)
-            raise LLMCallFailed(entry["error"], attempts=record.attempts, status_code=entry.get("status_code"))
+            raise LLMCallFailed(entry["error"], attempts=record.attempts, status_code=entry.get("status_code"),
+                                unreachable=bool(entry.get("unreachable")))
         pt, ct = int(entry.get("prompt_tokens") or 0), int(entry.get("completion_tokens") or 0)
         cost, known = self.budget.charge(self.settings.model, pt, ct)
         record = CallRecord(model=self.settings.model, messages=messages, replies=list(entry["replies"]),
@@ -471,12 +473,15 @@ def _server_message(exc: "openai.APIStatusError") -> str:
 
 def _no_server(exc: BaseException) -> bool:
     """Whether a connection error found no server at all: the connection was refused (nothing
-    listens at that address and port) or the host name is unknown. Read from the exception
-    chain's builtin errors, so it does not depend on the transport openai uses."""
+    listens at that address and port) or the host name is unknown (not EAI_AGAIN, a name server
+    that could not answer for now). Read from the exception chain's builtin errors, so it does
+    not depend on the transport openai uses."""
     cause, seen = exc.__cause__ or exc.__context__, 0
     while cause is not None and seen < 10:
-        if isinstance(cause, (ConnectionRefusedError, socket.gaierror)):
+        if isinstance(cause, ConnectionRefusedError):
             return True
+        if isinstance(cause, socket.gaierror):  # an unknown name, not a resolver that failed for now
+            return cause.errno != socket.EAI_AGAIN
         cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return False
 

@@ -1417,7 +1417,8 @@ class _Search:
                 stop = exc.reason
             stop = stop or "completed"
             yield from session.drain()
-            if session.failed_requests:
+            yield from session.stop_notes()  # why the LLM stopped the run, when it did
+            if session.failed_requests and session.stop_reason != "llm-failures":
                 yield Log(f"{session.failed_requests} LLM requests failed after retries; their operators fell "
                           "back to the symbolic ones", "warning")
             if self.update_front():

@@ -142,7 +142,7 @@ class LLMSession:
         self.last_failure = ""  # the readable reason of the last request that failed for good
         self.refusals = 0  # requests refused with 401 / 403 / 404 (bad key, unknown model or URL)
         self.refused = False  # the run stopped because the endpoint refused it
-        self.answered = 0  # requests of this run that got a reply
+        self.answered = self.budget.calls  # requests of this run that got a reply (a resumed run's too)
         self.unreachable_requests = 0  # requests failed for good without ever reaching a server
         self.unreachable = False  # the run stopped because no server answers at the endpoint
         self.stop_reason: str | None = None  # "budget", "replay-end" or "llm-failures"

@@ -219,6 +219,18 @@ def test_a_recorded_run_replays_offline_to_the_same_model(tmp_path, monkeypatch)
     assert replayed.llm["calls"] == recorded.llm["calls"] == 7
 
 
+def test_a_dead_endpoint_ends_the_run_and_the_log_says_why(tmp_path):
+    server = FakeLLMServer().start()
+    server.stop()  # nothing listens at its address any more
+    with RunStore(tmp_path / "runs.sqlite3") as store:
+        events, finished = run(get_task(CKR2), small_config(server, 5), store)
+    assert finished.status == "finished" and finished.stop_reason == "llm-failures"
+    assert finished.expression  # the evolution's best model so far
+    logs = [e.message for e in events if isinstance(e, methods.Log)]
+    assert any(t.startswith(f"stopping: no server answers at the LLM endpoint {server.base_url}") for t in logs)
+    assert not any("fell back to the symbolic ones" in t for t in logs)  # it did not go on
+
+
 def test_without_llm_operators_it_is_plain_regularised_evolution(tmp_path):
     config = {"llm_rate": 0.0, "concept_every": 0, "iterations": 3, "cycles": 10, "populations": 3,
               "population_size": 20, "seconds": 30, "llm_cache": "off"}

@@ -304,6 +304,60 @@ def test_llmsr_run_against_a_dead_endpoint_stops_after_its_first_requests(tmp_pa
     assert not any("the run went on" in t for t in _logs(events))  # it did not
 
 
+def _dead_session(server, *, cache="off", resume=None):
+    from engine.methods.llm_support import LLMSession
+
+    config = {"llm": {"base_url": server.base_url, "model": "fake-model", "max_retries": 1,
+                      "retry_base_delay": 0.001, "concurrency": 2}, "max_llm_calls": 50, "llm_cache": cache}
+    context = m.RunContext()
+    context.resume = resume  # as engine.runner sets it for a resumed run
+    return LLMSession(config, context, sandbox=False)
+
+
+def test_a_replayed_dead_endpoint_stops_where_the_recording_did(isolated_home):
+    server = FakeLLMServer().start()
+    server.stop()
+    with _dead_session(server, cache="record") as recorded:
+        assert recorded.ask(MESSAGES, 2) == [] and recorded.should_stop() == "llm-failures"
+        assert recorded.unreachable
+    with _dead_session(server, cache="replay") as replayed:  # no server is asked
+        assert replayed.ask(MESSAGES, 2) == [] and replayed.should_stop() == "llm-failures"
+        assert replayed.unreachable and replayed.stop_log().message == recorded.stop_log().message
+
+
+def test_a_resumed_run_whose_endpoint_answered_before_is_not_stopped_at_once():
+    from engine.resume import ResumeState
+
+    server = FakeLLMServer().start()
+    server.stop()
+    spent = {"calls": 7, "cached": 0, "failures": 0, "prompt_tokens": 700, "completion_tokens": 70, "cost": 0.0}
+    state = ResumeState("r1", TASK, "llmsr", {}, 0, 12.0, llm=spent)
+    with _dead_session(server, resume=state) as resumed:
+        assert resumed.ask(MESSAGES, 2) == [] and resumed.unreachable_requests == 2
+        assert resumed.stop_reason is None  # its server answered seven times before the crash
+
+
+def test_only_a_refused_connection_or_an_unknown_host_counts_as_no_server():
+    import socket
+
+    from engine.llm.client import _no_server
+
+    def connection_error(cause: BaseException) -> Exception:
+        try:
+            try:
+                raise cause
+            except OSError as exc:
+                raise RuntimeError("Connection error.") from exc
+        except RuntimeError as outer:
+            return outer
+
+    assert _no_server(connection_error(ConnectionRefusedError(111, "Connection refused")))
+    assert _no_server(connection_error(socket.gaierror(socket.EAI_NONAME, "Name or service not known")))
+    assert not _no_server(connection_error(socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")))
+    assert not _no_server(connection_error(ConnectionResetError(104, "Connection reset by peer")))
+    assert not _no_server(RuntimeError("Connection error."))
+
+
 def test_an_endpoint_that_answered_once_gets_the_usual_patience():
     """A server that answered this run and then went away may come back: the session keeps
     asking (ten requests in a row fail before it stops), where one that never answered stops at
