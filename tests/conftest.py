@@ -19,15 +19,19 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # switch it back on.
 os.environ.setdefault("KEPLERLAB_NO_WELCOME", "1")
 # pytest-xdist's workers inherit the environment of the process that started them, so a home made
-# here by that process is marked, and each worker makes a home of its own in its place.
+# here by that process is marked, and each worker makes a home of its own in its place; a home the
+# caller set gets one folder per worker inside it (two workers never share a store).
 _MADE_HERE = "KEPLERLAB_TEST_HOME_MADE_BY_CONFTEST"
-if "KEPLERLAB_HOME" not in os.environ or (
-    os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get(_MADE_HERE) == os.environ["KEPLERLAB_HOME"]
-):
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+if "KEPLERLAB_HOME" not in os.environ or (_WORKER and os.environ.get(_MADE_HERE) == os.environ["KEPLERLAB_HOME"]):
     _HOME = tempfile.mkdtemp(prefix="keplerlab-tests-")
     os.environ["KEPLERLAB_HOME"] = _HOME
     os.environ[_MADE_HERE] = _HOME
     atexit.register(shutil.rmtree, _HOME, ignore_errors=True)  # leave no test data behind
+elif _WORKER and not os.environ.get("KEPLERLAB_TEST_WORKER_HOME"):
+    os.environ["KEPLERLAB_HOME"] = os.path.join(os.environ["KEPLERLAB_HOME"], f"xdist-{_WORKER}")
+    os.environ["KEPLERLAB_TEST_WORKER_HOME"] = os.environ["KEPLERLAB_HOME"]
+    os.makedirs(os.environ["KEPLERLAB_HOME"], exist_ok=True)
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
