@@ -259,8 +259,8 @@ class LLMSession:
         if not self.answered and failed and self.unreachable_requests - unreachable == failed:
             # Nothing has ever answered at the endpoint, and every request just now found no
             # server there after its retries (connection refused, unknown host): a wrong address
-            # or a server not started. Waiting for nine more batches would only delay saying so
-            # by minutes.
+            # or a server not started. Waiting for ten failed requests in a row would only delay
+            # saying so by minutes (132 s against 37 s from the CLI with the default retries).
             self.unreachable = self.stop_reason is None
             self._set_stop("llm-failures")
         elif self.consecutive_failures >= max(MAX_CONSECUTIVE_FAILURES, 2 * len(requests)):
