@@ -476,28 +476,28 @@ def _no_server(exc: BaseException) -> bool:
     listens at that address and port) or the host name is unknown (not EAI_AGAIN, a name server
     that could not answer for now). Read from the exception chain's builtin errors, so it does
     not depend on the transport openai uses."""
-    cause, seen = exc.__cause__ or exc.__context__, 0
-    while cause is not None and seen < 10:
+    for cause in _causes(exc):
         if isinstance(cause, ConnectionRefusedError):
             return True
         if isinstance(cause, socket.gaierror):  # an unknown name, not a resolver that failed for now
             return cause.errno != socket.EAI_AGAIN
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return False
+
+
+def _causes(exc: BaseException):
+    """The exceptions behind ``exc`` (its cause, else its context, and so on), ten at most."""
+    cause = exc.__cause__ or exc.__context__
+    for _ in range(10):
+        if cause is None:
+            return
+        yield cause
+        cause = cause.__cause__ or cause.__context__
 
 
 def _cause_text(exc: BaseException) -> str:
     """The transport's reason behind an openai connection error ("Connection reset by peer"),
     without the errno prefix: the first cause in the chain that says anything."""
-    reason = ""
-    seen = 0
-    cause = exc.__cause__ or exc.__context__
-    while cause is not None and seen < 10:
-        text = str(cause).strip()
-        if text:
-            reason = text
-            break
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    reason = next((text for text in (str(cause).strip() for cause in _causes(exc)) if text), "")
     if reason.startswith("[Errno") and "] " in reason:
         reason = reason.split("] ", 1)[1]
     return _clip(reason)

@@ -142,7 +142,6 @@ class LLMSession:
         self.last_failure = ""  # the readable reason of the last request that failed for good
         self.refusals = 0  # requests refused with 401 / 403 / 404 (bad key, unknown model or URL)
         self.refused = False  # the run stopped because the endpoint refused it
-        self.answered = self.budget.calls  # requests of this run that got a reply (a resumed run's too)
         self.unreachable_requests = 0  # requests failed for good without ever reaching a server
         self.unreachable = False  # the run stopped because no server answers at the endpoint
         self.stop_reason: str | None = None  # "budget", "replay-end" or "llm-failures"
@@ -250,14 +249,14 @@ class LLMSession:
             with self._lock:
                 if isinstance(outcome, tuple):
                     self.consecutive_failures = 0
-                    self.answered += 1
                 elif outcome not in ("budget", "replay-end"):
                     self.failed_requests += 1
                     self.consecutive_failures += 1
                     failed += 1
             answers.append(outcome if isinstance(outcome, tuple) else None)
-        if not self.answered and failed and self.unreachable_requests - unreachable == failed:
-            # Nothing has ever answered at the endpoint, and every request just now found no
+        if not self.budget.calls and failed and self.unreachable_requests - unreachable == failed:
+            # Nothing has ever answered at the endpoint (the budget counts every reply of the run,
+            # a resumed run's earlier ones too), and every request just now found no
             # server there after its retries (connection refused, unknown host): a wrong address
             # or a server not started. Waiting for ten failed requests in a row would only delay
             # saying so by minutes (132 s against 37 s from the CLI with the default retries).

@@ -304,7 +304,8 @@ def test_llmsr_run_against_a_dead_endpoint_stops_after_its_first_requests(tmp_pa
     assert not any("the run went on" in t for t in _logs(events))  # it did not
 
 
-def _dead_session(server, *, cache="off", resume=None):
+def _session(server, *, cache="off", resume=None):
+    """An LLM session of a run against ``server``, quick to give up on a request."""
     from engine.methods.llm_support import LLMSession
 
     config = {"llm": {"base_url": server.base_url, "model": "fake-model", "max_retries": 1,
@@ -317,10 +318,10 @@ def _dead_session(server, *, cache="off", resume=None):
 def test_a_replayed_dead_endpoint_stops_where_the_recording_did(isolated_home):
     server = FakeLLMServer().start()
     server.stop()
-    with _dead_session(server, cache="record") as recorded:
+    with _session(server, cache="record") as recorded:
         assert recorded.ask(MESSAGES, 2) == [] and recorded.should_stop() == "llm-failures"
         assert recorded.unreachable
-    with _dead_session(server, cache="replay") as replayed:  # no server is asked
+    with _session(server, cache="replay") as replayed:  # no server is asked
         assert replayed.ask(MESSAGES, 2) == [] and replayed.should_stop() == "llm-failures"
         assert replayed.unreachable and replayed.stop_log().message == recorded.stop_log().message
 
@@ -332,7 +333,7 @@ def test_a_resumed_run_whose_endpoint_answered_before_is_not_stopped_at_once():
     server.stop()
     spent = {"calls": 7, "cached": 0, "failures": 0, "prompt_tokens": 700, "completion_tokens": 70, "cost": 0.0}
     state = ResumeState("r1", TASK, "llmsr", {}, 0, 12.0, llm=spent)
-    with _dead_session(server, resume=state) as resumed:
+    with _session(server, resume=state) as resumed:
         assert resumed.ask(MESSAGES, 2) == [] and resumed.unreachable_requests == 2
         assert resumed.stop_reason is None  # its server answered seven times before the crash
 
@@ -362,23 +363,16 @@ def test_an_endpoint_that_answered_once_gets_the_usual_patience():
     """A server that answered this run and then went away may come back: the session keeps
     asking (ten requests in a row fail before it stops), where one that never answered stops at
     its first batch. A server answering with errors is never taken for a missing one."""
-    from engine.methods.llm_support import LLMSession
-
-    def session(server):
-        config = {"llm": {"base_url": server.base_url, "model": "fake-model", "max_retries": 1,
-                          "retry_base_delay": 0.001, "concurrency": 2}, "max_llm_calls": 50, "llm_cache": "off"}
-        return LLMSession(config, m.RunContext(), sandbox=False)
-
     server = FakeLLMServer(default={"text": "an answer"}).start()
-    with session(server) as answered_once:
+    with _session(server) as answered_once:
         assert [text for text, _seq in answered_once.ask(MESSAGES)] == ["an answer"]
         server.stop()
         assert answered_once.ask(MESSAGES, 2) == [] and answered_once.unreachable_requests == 2
         assert answered_once.stop_reason is None and answered_once.should_stop() is None
-    with session(server) as never_answered:  # the same dead address, in a new run
+    with _session(server) as never_answered:  # the same dead address, in a new run
         assert never_answered.ask(MESSAGES, 2) == []
         assert never_answered.should_stop() == "llm-failures" and never_answered.unreachable
-    with FakeLLMServer(default={"status": 500}) as failing, session(failing) as erring:
+    with FakeLLMServer(default={"status": 500}) as failing, _session(failing) as erring:
         assert erring.ask(MESSAGES, 2) == [] and erring.unreachable_requests == 0
         assert erring.stop_reason is None
 
