@@ -6,6 +6,7 @@ missing or appear twice, and the plot menu's transforms still apply)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from engine.fits import FitData
 from engine.tasks.model import Split, TaskData
@@ -188,5 +189,118 @@ def test_a_fit_behind_another_tab_is_drawn_when_its_tab_comes_forward(qtbot):
         viewer.show_fit(fit)
         viewer.clear("Computing the fit…")  # what was owed is dropped with the fit
         assert not viewer.drawing_owed() and viewer.current is None
+    finally:
+        tabs.hide()
+
+
+def _dynamical_fit(scale: float) -> FitData:
+    """A fit of a dynamical task: 4000 + 500 + 500 samples of a trajectory over t in [0, 60],
+    the last 500 (t > 54) out of domain, as the LLM-SRBench ODE tasks have them."""
+    t = np.linspace(0, 60, 5000)
+    y = 0.01 + 0.002 * np.sin(t / 5)
+    order = {"train": slice(0, 4000), "test_id": slice(4000, 4500), "test_ood": slice(4500, 5000)}
+    ids = np.arange(5000)
+    ids[:4500] = np.random.default_rng(0).permutation(4500)  # in-domain test points among the training ones
+    pairs = {name: (y[ids[part]], scale * y[ids[part]]) for name, part in order.items()}
+    times = {name: t[ids[part]] for name, part in order.items()}
+    return FitData(target="dA_dt", splits=pairs, time=times, title=f"dA_dt = {scale}*A")
+
+
+class _Paints:
+    """Counts the paints a widget gets."""
+
+    def __init__(self, widget):
+        from PySide6.QtCore import QEvent, QObject
+
+        counter = self
+
+        class Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802 -- Qt's name
+                if event.type() == QEvent.Type.Paint:
+                    counter.count += 1
+                return False
+
+        self.count = 0
+        self._filter = Filter()
+        widget.installEventFilter(self._filter)
+
+
+def test_a_new_fit_is_painted_once_with_its_trajectory_and_ood_range(qtbot):
+    """pyqtgraph settles ranges, axis widths and a label's transform inside the paint, and asks
+    for another paint after each: a dynamical task's fit was painted three times (two of them in
+    one turn of over 80 ms). The viewer settles all of that before its one paint."""
+    viewer = FitViewer()
+    _VIEWERS.append(viewer)
+    try:
+        viewer.resize(740, 520)
+        viewer.show()
+        qtbot.waitExposed(viewer)
+        viewport = viewer.layout_widget.viewport()
+        paints = _Paints(viewport)
+        for scale in (1.0, 1.3, 0.7):
+            fit = _dynamical_fit(scale)
+            viewer.show_fit(fit)
+            assert viewer.plotted_point_count() == 5000  # the points at once...
+            assert not viewport.updatesEnabled()  # ... painted once the rest is settled
+            paints.count = 0
+            qtbot.waitUntil(lambda: viewport.updatesEnabled() and paints.count > 0, timeout=5000)
+            qtbot.wait(300)
+            assert paints.count == 1, scale
+
+            # The trajectory and the model over time, the OOD range shaded and labelled.
+            assert viewer.time_plot.isVisible()
+            t_all, y_all = viewer._model.xData, viewer._model.yData  # what it holds (it draws peaks)
+            assert t_all[0] == 0 and t_all[-1] == 60 and len(t_all) == 5000
+            assert np.isclose(np.nanmax(viewer._model.getData()[1]), np.max(y_all))  # no peak lost
+            assert viewer._ood_region.isVisible()
+            assert viewer._ood_region.getRegion() == pytest.approx((fit.time["test_ood"].min(), 60))
+            assert [label.text for _s, label in viewer.time_plot.legend.items] == ["true dA_dt", "model"]
+            (x0, x1), (y0, y1) = viewer.time_plot.getViewBox().viewRange()
+            label = viewer._ood_label.pos()
+            assert x0 <= label.x() <= x1 and y0 <= label.y() <= y1  # hung inside the plot
+            # The ranges the paint found are the ones settled before it: nothing moved since.
+            assert all(not plot.getViewBox()._autoRangeNeedsUpdate
+                       for plot in (viewer.scatter_plot, viewer.residual_plot, viewer.time_plot))
+
+        viewer.show_fit(_fit(("train", "test_id", "test_ood")))  # a task without time: no time plot
+        qtbot.waitUntil(viewport.updatesEnabled, timeout=5000)
+        assert not viewer.time_plot.isVisible() and viewer.plotted_point_count() == 900
+        assert viewer._model.xData is None or len(viewer._model.xData) == 0
+    finally:
+        viewer.hide()
+
+
+def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once(qtbot):
+    """As a run ends the window brings the Fit panel forward over the run history: the panel
+    comes forward at once, and its fit is drawn and settled on the next turns, then painted once."""
+    from PySide6.QtWidgets import QLabel, QTabWidget
+
+    tabs = QTabWidget()
+    viewer = FitViewer()
+    _VIEWERS.append(tabs)
+    tabs.addTab(QLabel("the run history"), "History")
+    tabs.addTab(viewer, "Fit")
+    tabs.resize(760, 560)
+    tabs.show()
+    try:
+        qtbot.waitExposed(tabs)
+        viewport = viewer.layout_widget.viewport()
+        paints = _Paints(viewport)
+        for scale in (1.0, 0.8):
+            tabs.setCurrentIndex(0)
+            qtbot.wait(50)
+            viewer.show_fit(_dynamical_fit(scale))
+            assert viewer.drawing_owed()
+            viewer.draw_then(lambda: tabs.setCurrentIndex(1))
+            assert tabs.currentIndex() == 1 and viewer.plotted_point_count() in (0, 5000)
+            paints.count = 0
+            qtbot.waitUntil(lambda: viewport.updatesEnabled() and paints.count > 0, timeout=5000)
+            qtbot.wait(300)
+            assert paints.count == 1 and viewer.plotted_point_count() == 5000
+            assert not viewer.drawing_owed()
+
+        called = []
+        viewer.draw_then(lambda: called.append(True))  # nothing owed: at once
+        assert called == [True]
     finally:
         tabs.hide()

@@ -1,0 +1,95 @@
+"""Settle a pyqtgraph view before it is painted, so that one paint shows a new drawing.
+
+pyqtgraph works out several things inside ``GraphicsView.paintEvent``: each view's auto-range
+(``ViewBox.prepareForPaint``), the width its axes need for their tick labels
+(``AxisItem.generateDrawSpecs``), the transform of a ``TextItem`` pinned to data coordinates,
+and the bounds of lines that span the view. Each change it makes there asks for another
+paint, and a relayout after an axis grows changes the ranges again. For a new fit the Fit
+panel was painted three times, 40 + 40 + 20 ms for a dynamical task, on the window's thread.
+Doing the same work before the paint, in the order the paint would, until nothing moves,
+leaves the paint nothing to change.
+
+Only pyqtgraph's public calls are used: the layouts' ``activate``, the scene's
+``prepareForPaint`` (what ``paintEvent`` calls first), ``TextItem.updateTransform``, the items'
+``boundingRect``, and each axis's own ``paint`` into a one-pixel image, which builds and keeps
+the picture the real paint then replays."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pyqtgraph as pg
+from PySide6.QtGui import QImage, QPainter
+
+#: Passes at most: an axis that grows relays the plots out, which may change the ranges and so
+#: the labels again. Two passes settle every fit seen; a third covers a label that grows twice.
+MAX_PASSES = 3
+#: Axes built per step of :func:`settle_steps`: each is 2-4 ms of pyqtgraph's Python.
+AXES_PER_STEP = 3
+
+
+def _axes(plots: Iterable[pg.PlotItem]) -> list[pg.AxisItem]:
+    return [axis for plot in plots if plot.isVisible()
+            for axis in (plot.getAxis(name) for name in ("left", "bottom", "right", "top")) if axis.isVisible()]
+
+
+def _ranges(plots: list[pg.PlotItem]) -> list:
+    return [plot.getViewBox().viewRange() for plot in plots]
+
+
+def _bounds(item) -> None:
+    """Ask every visible item under ``item`` for its bounds. Lines and regions that span the
+    view (``InfiniteLine``, ``LinearRegionItem``) work theirs out from the view's range when
+    asked, during the paint, and announce the change, which queues another paint."""
+    for child in item.childItems():
+        if child.isVisible():
+            child.boundingRect()
+            _bounds(child)
+
+
+def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Iterable[pg.TextItem] = (),
+                 axes_per_step: int = AXES_PER_STEP) -> Iterator[None]:
+    """Lay out ``view``'s plots, update their ranges and build their axes' pictures, yielding
+    after each step (the layout and ranges; then every ``axes_per_step`` axes) so that a caller
+    can spread the work over turns of the event loop. Costs what the first paint would have
+    spent on the same work."""
+    plots, texts = list(plots), list(texts)
+    layout, scene = view.centralWidget.layout, view.scene()  # a PlotWidget's or a GraphicsLayoutWidget's
+    image = QImage(1, 1, QImage.Format.Format_ARGB32_Premultiplied)
+    for _ in range(MAX_PASSES):
+        # Final geometry (the auto-range pads by pixels). A plot's own layout first: an axis
+        # that grew there changes the plot's size hints, which the outer layout reads.
+        for plot in plots:
+            plot.layout.activate()
+        layout.activate()
+        for _ in range(MAX_PASSES):  # each view's auto-range, as the paint would; again if
+            before = _ranges(plots)  # a range change changed what a view holds (a curve
+            scene.prepareForPaint()  # downsampled to the view's width: its ends move)
+            if _ranges(plots) == before:
+                break
+        for text in texts:
+            if text.scene() is not None:
+                text.updateTransform()
+        for plot in plots:
+            _bounds(plot.getViewBox().childGroup)
+        yield
+        moved = False
+        built = 0
+        for axis in _axes(plots):
+            if axis.picture is not None:  # range, size and label unchanged since its last paint
+                continue
+            size = (axis.minimumWidth(), axis.minimumHeight())
+            painter = QPainter(image)
+            try:
+                axis.paint(painter, None, None)  # sizes the axis to its labels; keeps the picture
+            finally:
+                painter.end()
+            moved |= size != (axis.minimumWidth(), axis.minimumHeight())
+            built += 1
+            if built % axes_per_step == 0:
+                yield
+        if built % axes_per_step:
+            yield
+        if not moved:
+            return
+
