@@ -10,14 +10,13 @@ from itertools import chain
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from engine.fits import FitData  # noqa: F401 (the data this view draws)
 
 from . import style
 from .scatter import DrawWhenShown, UniformScatter, on_screen
-from .settle import settle_steps
+from .settle import PaintOnce
 from .style import split_brush, split_label, styled_plot
 
 #: Points drawn per split at most (pyqtgraph stays smooth; the metrics use every point).
@@ -52,15 +51,7 @@ class FitViewer(QWidget):
         self.current: FitData | None = None
         self._drawn: FitData | None = None  # the fit the plots hold
         self._splits: tuple[str, ...] | None = None  # the splits whose scatter items are on the plots
-        viewport = self.layout_widget.viewport()
-        self._when_shown = DrawWhenShown(self, viewport, self._draw_and_settle)
-        # A drawing not yet settled (laid out, ranged, its axes sized: see viewers/settle.py) is
-        # settled before the viewport's next paint, whoever asks for it; the viewport's size
-        # when it was settled tells whether a resize since calls for it again.
-        self._unsettled = False
-        self._settled_size = None
-        self._holds = 0  # drawings in progress that keep the viewport's updates off (see _hold)
-        viewport.installEventFilter(self)
+        self._when_shown = DrawWhenShown(self, self.layout_widget.viewport(), self._draw_and_settle)
         # One scatter item per split and plot, made once and refilled: a fit of 5000 points is
         # redrawn in a few milliseconds this way, where new PlotDataItems (each restyling all of
         # its points several times) took over 100 ms on the GUI thread.
@@ -91,6 +82,10 @@ class FitViewer(QWidget):
         self.time_plot.addItem(self._ood_label, ignoreBounds=True)
         self._style_time(style.current())
         self._set_time_visible(False)
+        # Laid out, ranged and its axes sized before it is painted, and painted once per fit
+        # (see viewers/settle.py).
+        self._paint = PaintOnce(self.layout_widget, (self.scatter_plot, self.residual_plot, self.time_plot),
+                                (self._ood_label,))
         style.on_change(self._restyle)
 
     def _style_time(self, s: style.Style) -> None:
@@ -176,23 +171,23 @@ class FitViewer(QWidget):
         layout, ranges and axes: see viewers/settle.py) on the next turns of the event loop,
         with the viewport's updates off until it is painted, once. A dynamical task's fit took
         one turn of drawing and three paints, 130 ms with 90 in one turn; now no step takes
-        more than about 15 ms and the paint about 20."""
+        more than about 20 ms and the paint about 20."""
         self.header.setText(fit.title or "Fit")
         self.current = fit
         if not self._when_shown.wanted():
             return
-        steps = chain(self._draw_steps(), self._settle_steps())
+        steps = chain(self._draw_steps(), self._paint.steps())
         next(steps, None)  # the points: a caller may count them at once
         if on_screen(self):
-            self._hold()
-            self._in_turns(steps)
+            self._paint.hold()
+            self._paint.in_turns(steps)
         else:  # a window not shown (an export, a test): no paint waits, nothing to spread
             _run(steps)
 
     def draw_then(self, then: Callable[[], None]) -> None:
-        """Call ``then`` (the window bringing the panel forward) now, and draw a fit owed to this
-        viewer over the next turns of the event loop, with the viewport's updates off until it
-        is settled. Drawn as the panel came forward, inside its first paint, the points, the
+        """Call ``then`` (the window bringing the panel forward) on the next turn of the event
+        loop, and draw a fit owed to this viewer over the turns after it, with the viewport's
+        updates off until it is settled. Drawn as the panel came forward, inside its first paint, the points, the
         settling and the paint made one turn of about 85 ms for a dynamical task's fit as a run
         ended; behind its tab the viewer does not have its size yet, so it cannot be settled
         there. The panel's plots keep the picture they had for those turns. Nothing owed:
@@ -200,58 +195,24 @@ class FitViewer(QWidget):
         if not self._when_shown.pending:
             then()
             return
-        self._hold()
-        then()
+        self._paint.hold()
 
         def steps() -> Iterator[None]:
+            then()  # on a turn of its own: the window relays out and repaints its docks
+            yield
             if self._when_shown.pending:  # else drawn meanwhile (a paint the hold did not stop)
                 self._when_shown.drop()
                 yield from self._draw_steps()
-            yield from self._settle_steps()
+            yield from self._paint.steps()
 
-        self._in_turns(steps())
+        self._paint.in_turns(steps())
 
     def drawing_owed(self) -> bool:
         """A fit waits for the viewer to come on screen."""
         return self._when_shown.pending
 
-    def _hold(self) -> None:
-        """The viewport's updates off: its picture stays as it is until :meth:`_in_turns` is done."""
-        self._holds += 1
-        self.layout_widget.viewport().setUpdatesEnabled(False)
-
-    def _in_turns(self, steps: Iterator[None]) -> None:
-        """Take one step of ``steps`` per turn of the event loop, then end the hold :meth:`_hold`
-        began: the viewport paints once. 1-ms timers: Qt handles a zero-delay single shot as a
-        posted event, and all posted events, paints included, in one pass."""
-        def run() -> None:
-            if next(steps, _DONE) is not _DONE:
-                QTimer.singleShot(1, self, run)
-                return
-            self._holds -= 1
-            if self._holds == 0:
-                self.layout_widget.viewport().setUpdatesEnabled(True)  # one full paint
-
-        QTimer.singleShot(1, self, run)
-
-    def _settle_steps(self) -> Iterator[None]:
-        if self._unsettled:
-            self._unsettled = False
-            self._settled_size = self.layout_widget.viewport().size()
-            yield from settle_steps(self.layout_widget, (self.scatter_plot, self.residual_plot, self.time_plot),
-                                    (self._ood_label,))
-
     def _draw_and_settle(self) -> None:
-        _run(chain(self._draw_steps(), self._settle_steps()))
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 -- Qt's name
-        """Before a paint of the viewport: a drawing not settled yet, or one the viewport has
-        been resized under since, is settled first, so that this paint is the only one."""
-        if event.type() == QEvent.Type.Paint and self._drawn is not None:
-            if self._settled_size != obj.size():
-                self._unsettled = True
-            _run(self._settle_steps())
-        return False
+        _run(chain(self._draw_steps(), self._paint.steps()))
 
     def _draw_steps(self) -> Iterator[None]:
         """Draw the current fit in two steps: the points, then the time plot (yields after each;
@@ -265,7 +226,7 @@ class FitViewer(QWidget):
             self.residual_plot.clear()
             self._splits = tuple(fit.splits)
         self._drawn = fit
-        self._unsettled = True
+        self._paint.unsettled = True
         self._show_items(True)
         lo, hi = np.inf, -np.inf
         for split, (y_true, y_pred) in fit.splits.items():
@@ -341,9 +302,6 @@ class FitViewer(QWidget):
         """Points drawn in the predicted-vs-true plot (for tests and the status bar)."""
         return sum(len(item.data) for (plot_name, _), item in self._points.items()
                    if plot_name == "fit" and item.scene() is not None and item.isVisible())
-
-
-_DONE = object()
 
 
 def _run(steps: Iterator[None]) -> None:

@@ -8,6 +8,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from . import style
+from .settle import PaintOnce
 from .style import styled_plot
 
 #: Losses are clipped to this floor so an exact fit (loss 0) still shows on a log axis.
@@ -41,6 +42,8 @@ class LossPlot(QWidget):
         self._x: list[float] = []
         self._y: list[float] = []
         self._dirty = False
+        # Painted once per change, on a turn after the one that made it (see viewers/settle.py).
+        self._paint = PaintOnce(self.plot_widget, (self.plot,))
         self._timer = QTimer(self)
         self._timer.setInterval(50)  # at most ~20 redraws per second
         self._timer.timeout.connect(self._redraw)
@@ -62,6 +65,7 @@ class LossPlot(QWidget):
         self.plot.enableAutoRange()
         self.summary.setText("No run yet.")
         self._dirty = False
+        self._paint.unsettled = True  # settled at its next paint, or with the data that follow
 
     def append(self, iteration: float, loss: float) -> None:
         if not np.isfinite(loss):
@@ -87,5 +91,6 @@ class LossPlot(QWidget):
             return
         self._dirty = False
         self.curve.setData(self._x, self._y)
+        self._paint.soon()
         if self._x:
             self.summary.setText(f"iteration {int(self._x[-1])}: best training NMSE {self._y[-1]:.4g}")

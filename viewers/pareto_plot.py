@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QLabel, QToolTip, QVBoxLayout, QWidget
 from engine import pareto
 
 from . import style
+from .settle import PaintOnce
 from .style import styled_plot
 
 #: Losses are clipped to this floor so an exact fit (loss 0) still shows on a log axis.
@@ -102,6 +103,10 @@ class ParetoPlot(QWidget):
         self.chosen: int | None = None
         self.selected: int | None = None
         self.hover_text = ""
+        # Painted once per new front, on a turn after the one that set it (see viewers/settle.py):
+        # as a run ended, its front and the plot's two paints (25 + 14 ms) shared turns with
+        # the result and the history.
+        self._paint = PaintOnce(self.plot_widget, (self.plot,))
         self.plot.scene().sigMouseClicked.connect(self._on_click)
         self.plot.scene().sigMouseMoved.connect(self._on_move)
         self.clear()
@@ -185,6 +190,7 @@ class ParetoPlot(QWidget):
             extra = f" ({missing} without a finite loss not drawn)" if missing else ""
             self.hint.setText(f"{drawn} models{extra}. Hover a point for its equation, click to select it.")
         self.plot.enableAutoRange()
+        self._paint.soon()
 
     def _legend_for(self, entries) -> None:
         """The legend lists only what is drawn. Rebuilt only when that changes: a new legend

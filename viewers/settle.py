@@ -19,7 +19,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QImage, QPainter
+
+from .scatter import on_screen
 
 #: Passes at most: an axis that grows relays the plots out, which may change the ranges and so
 #: the labels again. Two passes settle every fit seen; a third covers a label that grows twice.
@@ -60,6 +63,8 @@ def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Ite
         # Final geometry (the auto-range pads by pixels). A plot's own layout first: an axis
         # that grew there changes the plot's size hints, which the outer layout reads.
         for plot in plots:
+            if plot.legend is not None:  # a legend whose entries changed lays itself out later
+                plot.legend.layout.activate()
             plot.layout.activate()
         layout.activate()
         for _ in range(MAX_PASSES):  # each view's auto-range, as the paint would; again if
@@ -92,4 +97,76 @@ def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Ite
             yield
         if not moved:
             return
+
+
+
+class PaintOnce(QObject):
+    """Paints a pyqtgraph view once per change of what it shows, and not in the turn that made
+    the change: the view's viewport holds the picture it has (its updates off) while
+    :func:`settle_steps` runs one step per turn of the event loop, then paints once.
+
+    The owner calls :meth:`soon` after it changed the plots' data (or :meth:`hold` first and
+    :meth:`in_turns` with its own steps followed by :meth:`steps`). A paint that comes anyway,
+    from a resize, an expose or a change nobody announced, settles first (at once), so that it
+    is the only one."""
+
+    def __init__(self, view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Iterable[pg.TextItem] = ()):
+        super().__init__(view)
+        self._view, self._plots, self._texts = view, tuple(plots), tuple(texts)
+        self.unsettled = False
+        self._settled_size = None  # the viewport's size when last settled
+        self._holds = 0  # sequences of steps in progress, each keeping the viewport's updates off
+        view.viewport().installEventFilter(self)
+
+    def soon(self) -> None:
+        """The plots changed: settle them over the next turns, then paint once. Off screen (its
+        dock behind another tab, a window not shown) nothing is painted: settled when it is."""
+        self.unsettled = True
+        if not on_screen(self._view.viewport()):
+            return
+        self.hold()
+        self.in_turns(self.steps())
+
+    def hold(self) -> None:
+        """The viewport's updates off until the next :meth:`in_turns` sequence ends."""
+        self._holds += 1
+        self._view.viewport().setUpdatesEnabled(False)
+
+    def held(self) -> bool:
+        return self._holds > 0
+
+    def in_turns(self, steps: Iterator[None]) -> None:
+        """Take one step of ``steps`` per turn of the event loop, then end a hold: once none is
+        left, the viewport paints (once). 1-ms timers: Qt handles a zero-delay single shot as a
+        posted event, and all posted events, paints included, in one pass."""
+        def run() -> None:
+            if next(steps, _DONE) is not _DONE:
+                QTimer.singleShot(1, self, run)
+                return
+            self._holds -= 1
+            if self._holds == 0:
+                self._view.viewport().setUpdatesEnabled(True)  # one full paint
+
+        QTimer.singleShot(1, self, run)
+
+    def steps(self) -> Iterator[None]:
+        """:func:`settle_steps` for this view, if it changed since it was last settled."""
+        if self.unsettled:
+            self.unsettled = False
+            self._settled_size = self._view.viewport().size()
+            yield from settle_steps(self._view, self._plots, self._texts)
+
+    def settle_now(self) -> None:
+        for _ in self.steps():
+            pass
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 -- Qt's name
+        if event.type() == QEvent.Type.Paint:
+            if self._settled_size is not None and self._settled_size != obj.size():
+                self.unsettled = True  # resized since: pyqtgraph would range and size it in the paint
+            self.settle_now()
+        return False
+
+
+_DONE = object()
 

@@ -272,7 +272,8 @@ def test_a_new_fit_is_painted_once_with_its_trajectory_and_ood_range(qtbot):
 
 def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once(qtbot):
     """As a run ends the window brings the Fit panel forward over the run history: the panel
-    comes forward at once, and its fit is drawn and settled on the next turns, then painted once."""
+    comes forward on the next turn, and its fit is drawn and settled on the turns after, then
+    painted once."""
     from PySide6.QtWidgets import QLabel, QTabWidget
 
     tabs = QTabWidget()
@@ -292,8 +293,9 @@ def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once
             viewer.show_fit(_dynamical_fit(scale))
             assert viewer.drawing_owed()
             viewer.draw_then(lambda: tabs.setCurrentIndex(1))
-            assert tabs.currentIndex() == 1 and viewer.plotted_point_count() in (0, 5000)
+            assert tabs.currentIndex() == 0  # on the next turn
             paints.count = 0
+            qtbot.waitUntil(lambda: tabs.currentIndex() == 1, timeout=5000)
             qtbot.waitUntil(lambda: viewport.updatesEnabled() and paints.count > 0, timeout=5000)
             qtbot.wait(300)
             assert paints.count == 1 and viewer.plotted_point_count() == 5000
@@ -302,5 +304,60 @@ def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once
         called = []
         viewer.draw_then(lambda: called.append(True))  # nothing owed: at once
         assert called == [True]
+    finally:
+        tabs.hide()
+
+
+def test_the_loss_and_pareto_plots_are_painted_once_per_change_after_the_turn_that_made_it(qtbot):
+    """A new loss curve or Pareto front is laid out and ranged over the next turns with the plot
+    held, then painted once (pyqtgraph painted each twice, in the turn of the click or the
+    run's end); a plot behind another tab is settled when it is shown. (A tab coming forward
+    is painted two or three times by Qt whatever it shows: not counted.)"""
+    from PySide6.QtWidgets import QTabWidget
+
+    from viewers.loss_plot import LossPlot
+    from viewers.pareto_plot import ParetoPlot
+
+    tabs = QTabWidget()
+    loss, front = LossPlot(), ParetoPlot()
+    _VIEWERS.append(tabs)
+    tabs.addTab(loss, "Loss")
+    tabs.addTab(front, "Pareto")
+    tabs.resize(500, 400)
+    tabs.show()
+    try:
+        qtbot.waitExposed(tabs)
+        tabs.setCurrentIndex(1)  # each tab shown once (laid out at its size), as in the window
+        qtbot.wait(100)
+        tabs.setCurrentIndex(0)
+        qtbot.wait(100)
+        loss_paints, front_paints = _Paints(loss.plot_widget.viewport()), _Paints(front.plot_widget.viewport())
+        for k in range(3):
+            losses = 10.0 ** -np.arange(1, 9 + 3 * k)  # above the plot's floor of 1e-16
+            loss.set_series(range(len(losses)), losses)
+            assert not loss.plot_widget.viewport().updatesEnabled()  # held this turn
+            loss_paints.count = 0
+            qtbot.waitUntil(lambda: loss.plot_widget.viewport().updatesEnabled() and loss_paints.count > 0,
+                            timeout=5000)
+            qtbot.wait(200)
+            assert loss_paints.count == 1
+            (_x0, x1), (y0, _y1) = loss.plot.getViewBox().viewRange()
+            assert x1 >= len(losses) - 1 and y0 <= -(8 + 3 * k)  # the whole curve, log decades
+
+        rows = [{"complexity": c, "loss": 10.0 ** -c, "expression": f"x**{c}"} for c in range(1, 9)]
+        front.set_front(rows)  # behind the loss tab: nothing is held, nothing painted
+        assert front.plot_widget.viewport().updatesEnabled()
+        tabs.setCurrentIndex(1)  # comes forward: settled inside its first paint
+        qtbot.waitUntil(lambda: front_paints.count > 0, timeout=5000)
+        (_x0, x1), (y0, _y1) = front.plot.getViewBox().viewRange()
+        assert x1 >= 8 and y0 <= -8 and not front.plot.getViewBox()._autoRangeNeedsUpdate
+        front.set_front(rows[:5], recommended=2)  # on screen: held, then painted once
+        assert not front.plot_widget.viewport().updatesEnabled()
+        front_paints.count = 0
+        qtbot.waitUntil(lambda: front.plot_widget.viewport().updatesEnabled() and front_paints.count > 0,
+                        timeout=5000)
+        qtbot.wait(200)
+        assert front_paints.count == 1
+        assert front.point_widget_pos(2) is not None
     finally:
         tabs.hide()
