@@ -105,6 +105,7 @@ class FitViewer(QWidget):
             item.setBrush(split_brush(split))
         self._style_time(s)
         style.apply_view(self.layout_widget, s)
+        self._paint.soon()  # new fonts: new axis widths
 
     def marker_size(self) -> float:
         """Size of the predicted-vs-true markers (for tests)."""
@@ -202,7 +203,7 @@ class FitViewer(QWidget):
             yield
             if self._when_shown.pending:  # else drawn meanwhile (a paint the hold did not stop)
                 self._when_shown.drop()
-                yield from self._draw_steps()
+                yield from self._draw_steps(by_split=True)
             yield from self._paint.steps()
 
         self._paint.in_turns(steps())
@@ -214,9 +215,10 @@ class FitViewer(QWidget):
     def _draw_and_settle(self) -> None:
         _run(chain(self._draw_steps(), self._paint.steps()))
 
-    def _draw_steps(self) -> Iterator[None]:
-        """Draw the current fit in two steps: the points, then the time plot (yields after each;
-        a newer fit drawn in between ends it)."""
+    def _draw_steps(self, by_split: bool = False) -> Iterator[None]:
+        """Draw the current fit in steps: the points (``by_split``: the training points, then the
+        test points), then the time plot. Yields after each; a newer fit drawn in between ends
+        it."""
         fit = self.current
         if fit is None or fit is self._drawn:
             return
@@ -241,6 +243,10 @@ class FitViewer(QWidget):
                 self.residual_plot.addItem(residuals)
             if yt.size:
                 lo, hi = min(lo, float(np.min(yt))), max(hi, float(np.max(yt)))
+            if by_split and split == "train" and len(fit.splits) > 1:
+                yield  # the largest split on a turn of its own
+                if self._drawn is not fit:
+                    return
         if not (np.isfinite(lo) and np.isfinite(hi)) and self._identity.scene() is not None:
             self.scatter_plot.removeItem(self._identity)  # nothing to compare: no identity line
             self.residual_plot.removeItem(self._zero)

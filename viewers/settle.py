@@ -36,10 +36,6 @@ def _axes(plots: Iterable[pg.PlotItem]) -> list[pg.AxisItem]:
             for axis in (plot.getAxis(name) for name in ("left", "bottom", "right", "top")) if axis.isVisible()]
 
 
-def _ranges(plots: list[pg.PlotItem]) -> list:
-    return [plot.getViewBox().viewRange() for plot in plots]
-
-
 def _bounds(item) -> None:
     """Ask every visible item under ``item`` for its bounds. Lines and regions that span the
     view (``InfiniteLine``, ``LinearRegionItem``) work theirs out from the view's range when
@@ -53,9 +49,9 @@ def _bounds(item) -> None:
 def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Iterable[pg.TextItem] = (),
                  axes_per_step: int = AXES_PER_STEP) -> Iterator[None]:
     """Lay out ``view``'s plots, update their ranges and build their axes' pictures, yielding
-    after each step (the layout and ranges; then every ``axes_per_step`` axes) so that a caller
-    can spread the work over turns of the event loop. Costs what the first paint would have
-    spent on the same work."""
+    after each step (the layout; each view's range; then every ``axes_per_step`` axes) so that
+    a caller can spread the work over turns of the event loop. Costs what the first paint would
+    have spent on the same work."""
     plots, texts = list(plots), list(texts)
     layout, scene = view.centralWidget.layout, view.scene()  # a PlotWidget's or a GraphicsLayoutWidget's
     image = QImage(1, 1, QImage.Format.Format_ARGB32_Premultiplied)
@@ -67,11 +63,16 @@ def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Ite
                 plot.legend.layout.activate()
             plot.layout.activate()
         layout.activate()
-        for _ in range(MAX_PASSES):  # each view's auto-range, as the paint would; again if
-            before = _ranges(plots)  # a range change changed what a view holds (a curve
-            scene.prepareForPaint()  # downsampled to the view's width: its ends move)
-            if _ranges(plots) == before:
-                break
+        yield
+        for plot in plots:  # each view's auto-range, as the paint's prepareForPaint would do it
+            view_box = plot.getViewBox()
+            for _ in range(MAX_PASSES):  # again if a range change changed what the view holds (a
+                before = view_box.viewRange()  # curve downsampled to the view's width: its ends move)
+                view_box.prepareForPaint()
+                if view_box.viewRange() == before:
+                    break
+            yield
+        scene.prepareForPaint()  # anything else that waits for it (a TextItem already painted)
         for text in texts:
             if text.scene() is not None:
                 text.updateTransform()
@@ -97,7 +98,6 @@ def settle_steps(view: pg.GraphicsView, plots: Iterable[pg.PlotItem], texts: Ite
             yield
         if not moved:
             return
-
 
 
 class PaintOnce(QObject):
@@ -132,20 +132,21 @@ class PaintOnce(QObject):
         self._holds += 1
         self._view.viewport().setUpdatesEnabled(False)
 
-    def held(self) -> bool:
-        return self._holds > 0
-
     def in_turns(self, steps: Iterator[None]) -> None:
         """Take one step of ``steps`` per turn of the event loop, then end a hold: once none is
         left, the viewport paints (once). 1-ms timers: Qt handles a zero-delay single shot as a
         posted event, and all posted events, paints included, in one pass."""
         def run() -> None:
-            if next(steps, _DONE) is not _DONE:
-                QTimer.singleShot(1, self, run)
-                return
-            self._holds -= 1
-            if self._holds == 0:
-                self._view.viewport().setUpdatesEnabled(True)  # one full paint
+            done = True  # also if a step raises: the plot must not stay frozen
+            try:
+                done = next(steps, _DONE) is _DONE
+            finally:
+                if not done:
+                    QTimer.singleShot(1, self, run)
+                else:
+                    self._holds -= 1
+                    if self._holds == 0:
+                        self._view.viewport().setUpdatesEnabled(True)  # one full paint
 
         QTimer.singleShot(1, self, run)
 

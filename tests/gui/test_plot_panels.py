@@ -361,3 +361,29 @@ def test_the_loss_and_pareto_plots_are_painted_once_per_change_after_the_turn_th
         assert front.point_widget_pos(2) is not None
     finally:
         tabs.hide()
+
+
+def test_a_step_that_fails_does_not_leave_the_plot_frozen(qtbot):
+    """The viewport's updates are off while a change is settled in steps: a step that raises
+    (a pyqtgraph error, say) is reported, and the plot paints again."""
+    import pyqtgraph as pg
+
+    from viewers.settle import PaintOnce
+
+    view = pg.PlotWidget()
+    qtbot.addWidget(view)
+    view.resize(300, 200)
+    view.show()
+    qtbot.waitExposed(view)
+    paint = PaintOnce(view, (view.getPlotItem(),))
+
+    def steps():
+        yield
+        raise RuntimeError("a step failed")
+
+    with qtbot.capture_exceptions() as caught:
+        paint.hold()
+        assert not view.viewport().updatesEnabled()
+        paint.in_turns(steps())
+        qtbot.waitUntil(lambda: view.viewport().updatesEnabled(), timeout=5000)
+    assert [str(e[1]) for e in caught] == ["a step failed"]
