@@ -155,10 +155,8 @@ def test_the_fit_scatter_draws_what_pyqtgraphs_own_scatter_draws(qtbot):
     assert (rects["w"] > 0).all() and len({tuple(r) for r in rects}) == 2
 
 
-def test_a_fit_behind_another_tab_is_drawn_when_its_tab_comes_forward(qtbot):
-    """A fit that comes while its panel is behind another tab (the run history a user clicks
-    through) is not drawn until the user brings the panel forward; then it is, at once."""
-    from PySide6.QtCore import Qt
+def _behind_history(qtbot, width: int, height: int):
+    """A fit viewer in the second tab of a shown tab widget, behind "the run history"."""
     from PySide6.QtWidgets import QLabel, QTabWidget
 
     tabs = QTabWidget()
@@ -166,10 +164,19 @@ def test_a_fit_behind_another_tab_is_drawn_when_its_tab_comes_forward(qtbot):
     _VIEWERS.append(tabs)  # kept for the session, as above
     tabs.addTab(QLabel("the run history"), "History")
     tabs.addTab(viewer, "Fit")
-    tabs.resize(700, 500)
+    tabs.resize(width, height)
     tabs.show()
+    qtbot.waitExposed(tabs)
+    return tabs, viewer
+
+
+def test_a_fit_behind_another_tab_is_drawn_when_its_tab_comes_forward(qtbot):
+    """A fit that comes while its panel is behind another tab (the run history a user clicks
+    through) is not drawn until the user brings the panel forward; then it is, at once."""
+    from PySide6.QtCore import Qt
+
+    tabs, viewer = _behind_history(qtbot, 700, 500)
     try:
-        qtbot.waitExposed(tabs)
         fit = _fit(("train", "test_id", "test_ood"))
         viewer.show_fit(fit)
         assert viewer.current is fit and viewer.header.text() == "y = f(x)"
@@ -274,17 +281,8 @@ def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once
     """As a run ends the window brings the Fit panel forward over the run history: the panel
     comes forward on the next turn, and its fit is drawn and settled on the turns after, then
     painted once."""
-    from PySide6.QtWidgets import QLabel, QTabWidget
-
-    tabs = QTabWidget()
-    viewer = FitViewer()
-    _VIEWERS.append(tabs)
-    tabs.addTab(QLabel("the run history"), "History")
-    tabs.addTab(viewer, "Fit")
-    tabs.resize(760, 560)
-    tabs.show()
+    tabs, viewer = _behind_history(qtbot, 760, 560)
     try:
-        qtbot.waitExposed(tabs)
         viewport = viewer.layout_widget.viewport()
         paints = _Paints(viewport)
         for scale in (1.0, 0.8):
