@@ -902,9 +902,9 @@ class MainWindow(QMainWindow):
                 self._quiet_fit = None
                 self._raise_unless_over_history(name)
             elif name == "fit":
-                # brought forward now, its fit drawn and settled over the next turns and then
-                # painted once: drawn inside its first paint, the drawing and three paints made
-                # the longest stall of a run's end (over 100 ms for a dynamical task's fit)
+                # brought forward on the next turn, its fit drawn and settled over the turns
+                # after and then painted once: drawn inside its first paint, the drawing and three
+                # paints made the longest stall of a run's end (over 100 ms for a dynamical task)
                 self.fit.draw_then(self._raise_fit_for(ready.run_id))
             else:
                 self.docks[name].raise_()
