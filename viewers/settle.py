@@ -122,7 +122,10 @@ class PaintOnce(QObject):
         """The plots changed: settle them over the next turns, then paint once. Off screen (its
         dock behind another tab, a window not shown) nothing is painted: settled when it is."""
         self.unsettled = True
-        if not on_screen(self._view.viewport()):
+        if not on_screen(self._view.viewport()) or self._holds:
+            # Off screen: settled when it is painted. A sequence under way: its end lets the
+            # plot paint, and that paint settles what is new (a live loss curve redrawn 20 times
+            # a second must not start sequences faster than they end, or it would never paint).
             return
         self.hold()
         self.in_turns(self.steps())

@@ -385,3 +385,37 @@ def test_a_step_that_fails_does_not_leave_the_plot_frozen(qtbot):
         paint.in_turns(steps())
         qtbot.waitUntil(lambda: view.viewport().updatesEnabled(), timeout=5000)
     assert [str(e[1]) for e in caught] == ["a step failed"]
+
+
+def test_a_plot_changed_faster_than_it_settles_still_paints(qtbot):
+    """A live loss curve is redrawn up to 20 times a second; under load settling may take
+    longer than that. Each change must not start a sequence of its own that keeps the plot
+    held: the plot paints while the changes keep coming."""
+    from PySide6.QtCore import QTimer
+
+    from viewers.loss_plot import LossPlot
+
+    loss = LossPlot()
+    _VIEWERS.append(loss)
+    loss.resize(400, 300)
+    loss.show()
+    try:
+        qtbot.waitExposed(loss)
+        paints = _Paints(loss.plot_widget.viewport())
+        points = []
+
+        def grow() -> None:
+            points.append(10.0 ** -(len(points) % 12))
+            loss.set_series(range(len(points)), points)
+
+        timer = QTimer()
+        timer.setInterval(2)  # faster than a sequence of settling steps ends
+        timer.timeout.connect(grow)
+        timer.start()
+        try:
+            qtbot.waitUntil(lambda: paints.count >= 3, timeout=5000)
+        finally:
+            timer.stop()
+        qtbot.waitUntil(loss.plot_widget.viewport().updatesEnabled, timeout=5000)
+    finally:
+        loss.hide()
