@@ -10,15 +10,24 @@ the next store to open the file marks it ``interrupted``. This module offers to 
   what the store holds, and new points follow. When it ends, its LLM calls (old and new) are
   read back from the store into the LLM panel.
 
+A window started right after a crash may find the dead window's runs still 'running': the
+engine process that ran them ends when it sees the pipe to its window close (on a busy machine,
+a moment later), and a store marks a run interrupted only once its process is gone. Those runs are looked at again
+every half second for up to 20 s, and the notice, the history and the run on show follow.
+
 Nothing here computes: the store reads are single-row or one run's progress (a few ms), and the
 run itself goes through MainWindow.start_run onto the run thread like any other.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QMessageBox
+
+#: How often, and how many times, runs left 'running' by a window that just died are looked at.
+LINGER_CHECK_MS = 500
+LINGER_CHECKS = 40
 
 
 class Recovery(QObject):
@@ -54,16 +63,24 @@ class Recovery(QObject):
         window.controller.started.connect(lambda _e: self._update())
         window.controller.idle.connect(self._on_idle)
 
+        self._lingering = set(self._running_elsewhere())
+        self._lingering_checks = 0
+        self._linger = QTimer(self)
+        self._linger.setInterval(LINGER_CHECK_MS)
+        self._linger.timeout.connect(self._check_lingering)
+        if self._lingering:
+            self._linger.start()
+
     # ------------------------------------------------------------------ state
 
-    def interrupted(self) -> list:
-        """Interrupted runs in the store, newest first (empty when the store cannot be read)."""
+    def interrupted(self) -> list | None:
+        """Interrupted runs in the store, newest first (None when the store cannot be read)."""
         if self.window.store is None:
             return []
         try:
             return self.window.store.interrupted_runs()
         except Exception:  # noqa: BLE001 -- a store fault is reported where the history is read
-            return []
+            return None
 
     def latest(self) -> str | None:
         runs = self.interrupted()
@@ -81,10 +98,41 @@ class Recovery(QObject):
         self.action.setEnabled(can)
         self.history_action.setEnabled(can)
 
+    def _running_elsewhere(self) -> list[str]:
+        """Runs 'running' on this host that this window is not running (no store read error
+        reaches the user from here: the history reports those)."""
+        store = self.window.store
+        if store is None or store.read_only:
+            return []
+        try:
+            ids = store.running_on_this_host()
+        except Exception:  # noqa: BLE001
+            return []
+        return [i for i in ids if i != self.window.controller.run_id]
+
+    def _check_lingering(self) -> None:
+        """Mark the runs whose process has ended since the window opened; show what changed."""
+        self._lingering_checks += 1
+        window = self.window
+        try:
+            marked = window.store.mark_interrupted()
+        except Exception:  # noqa: BLE001
+            marked = 0
+        still = set(self._running_elsewhere())
+        ended, self._lingering = self._lingering - still, self._lingering & still
+        if marked:
+            window.refresh_history()  # the notice follows (runs_changed)
+            if window.displayed_run in ended and not window.controller.is_running():
+                window.open_run(window.displayed_run)  # it said 'running'; now it can be resumed
+        if not self._lingering or self._lingering_checks >= LINGER_CHECKS:
+            self._linger.stop()
+
     def _update(self) -> None:
         self._update_actions()
         running = self.window.controller.is_running()
         runs = [] if running else self.interrupted()  # an indexed lookup (runs_interrupted)
+        if runs is None:  # a read that failed (a busy moment of the store) keeps what is shown
+            return
         if runs:
             several = f"{len(runs)} runs were" if len(runs) > 1 else "A run was"
             self.notice.setText(f"{several} interrupted · <a href='resume'>Resume the latest</a>")

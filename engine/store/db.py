@@ -747,6 +747,14 @@ class RunStore:
                             (row["id"],))
         return len(stale)
 
+    @_reading
+    def running_on_this_host(self) -> list[str]:
+        """Ids of the runs recorded as 'running' by a process of this host (alive or not: see
+        :meth:`mark_interrupted`)."""
+        rows = self.conn.execute("SELECT id FROM runs WHERE status='running' AND host=?",
+                                 (socket.gethostname(),)).fetchall()
+        return [r["id"] for r in rows]
+
     def _run_alive(self, row) -> bool:
         """A 'running' run of this host is alive while its pid is and its liveness lock is held
         (runs recorded before liveness locks: the pid and its start time)."""
