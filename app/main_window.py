@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable, Iterator
 
 from PySide6.QtCore import QByteArray, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -32,6 +32,7 @@ from viewers.pareto_plot import ParetoPlot
 from viewers.scatter import on_screen
 from viewers.surface_view import SurfaceView
 from viewers.trajectory_view import TrajectoryView
+from viewers.turns import turns
 from widgets.activity import CHANNEL_TEXT, ActivityBar
 from widgets.candidate_table import CandidateTable
 from widgets.lab_panel import LabPanel
@@ -589,17 +590,11 @@ class MainWindow(QMainWindow):
 
             QTimer.singleShot(0, freeze_long_lived)  # shorter garbage-collection pauses from now on
         elif channel == "preview":
-            task_id, data = result
-            if self.current_task is not None and task_id == self.current_task.id:
-                task = self.current_task
-                if self._series_model_task != task_id:  # a model's trajectories already shown stay
-                    self._show_series(task, data)
-                preferred = task.time_variable or (task.input_names[0] if task.input_names else None)
-                targets = [v.name for v in task.variables if v.role == "target"]
-                self.detail.preview.set_data(data, task.input_names, targets if len(targets) > 1 else targets[0],
-                                             preferred)
+            turns().call(lambda: self._show_preview(*result), self)  # on a turn of the queue, as a fit
         elif channel == "fit":
-            self._on_fit_ready(result)
+            # on a turn of the queue: as a run ended, the fit of a run clicked in the history
+            # came back in the same turn as the run's own fit being drawn (25 ms beside a sweep)
+            turns().call(lambda: self._on_fit_ready(result), self)
         elif channel == "history":
             self._history_reading = False
             self._show_history(result, self._history_select)
@@ -612,6 +607,17 @@ class MainWindow(QMainWindow):
             record = self.store.get_run(run_id) if self.store is not None else None
             if run_id == self.displayed_run and (calls or hypotheses or self._is_llm_run(record)):
                 self.llm_panel.load_run(calls, hypotheses, budget=budget, limits=limits, used_llm=True)
+
+    def _show_preview(self, task_id: str, data) -> None:
+        """A task's data, read on a thread, into the data preview (and the Time series panel)."""
+        if self.current_task is not None and task_id == self.current_task.id:
+            task = self.current_task
+            if self._series_model_task != task_id:  # a model's trajectories already shown stay
+                self._show_series(task, data)
+            preferred = task.time_variable or (task.input_names[0] if task.input_names else None)
+            targets = [v.name for v in task.variables if v.role == "target"]
+            self.detail.preview.set_data(data, task.input_names, targets if len(targets) > 1 else targets[0],
+                                         preferred)
 
     def _store_unavailable(self, message: str, kind: str | None) -> None:
         """The run store could not be opened: say why and what to do. A damaged file can be set
@@ -845,16 +851,15 @@ class MainWindow(QMainWindow):
         # (about 65 ms on an idle machine, twice that beside a sweep).
         self._history_has_end_of = result.run_id
         select = result.run_id if shown else None
-        QTimer.singleShot(1, self, lambda: self._show_end_of_run(result.run_id, select))
+        if self.displayed_run == result.run_id and self.progress_tabs.currentWidget() is not self.pareto:
+            run_id = result.run_id
 
-    def _show_end_of_run(self, run_id: str, select: str | None) -> None:
-        if self._closing:
-            return
-        if self.displayed_run == run_id and self.progress_tabs.currentWidget() is not self.pareto:
-            self.progress_tabs.setCurrentWidget(self.pareto)
-            QTimer.singleShot(1, self, lambda: self._closing or self.refresh_history(select=select))
-        else:
-            self.refresh_history(select=select)
+            def show_front() -> None:
+                if not self._closing and self.displayed_run == run_id:
+                    self.progress_tabs.setCurrentWidget(self.pareto)
+
+            self.pareto.bring_forward(show_front)
+        turns().call(lambda: self._closing or self.refresh_history(select=select), self)
 
     def _show_finished(self, result: RunFinished, task) -> None:
         """The result and candidate panels for the run that just ended (while it is on show)."""
@@ -879,7 +884,7 @@ class MainWindow(QMainWindow):
             if token == self._open_token:
                 self._on_fit_ready(ready)
 
-        QTimer.singleShot(1, self, show)
+        turns().call(show, self)
 
     def _on_fit_ready(self, ready: FitReady) -> None:
         if ready.run_id is not None and ready.run_id != self.displayed_run:
@@ -1055,23 +1060,22 @@ class MainWindow(QMainWindow):
             return
         token = self._open_pending = self._open_token
 
-        def next_step() -> None:
-            if token != self._open_token or self._closing:
-                return
-            step = next(steps, None)
-            if step is None:
+        def in_turns() -> Iterator[None]:
+            for step in steps:
+                if token != self._open_token or self._closing:
+                    return
+                self._opening_run = True
+                try:
+                    step()
+                finally:
+                    self._opening_run = False
+                yield  # the next step on a later turn (viewers/turns.py: one step per turn)
+            if token == self._open_token:
                 self._open_token += 1  # done: opening_run() is False
-                return
-            self._opening_run = True
-            try:
-                step()
-            finally:
-                self._opening_run = False
-                # 1 ms, not 0: Qt posts a zero-delay single shot as an event, and posted events
-                # (the paints among them) are all handled in one pass: no turn in between.
-                QTimer.singleShot(1, self, next_step)
 
-        next_step()
+        walk = in_turns()
+        if next(walk, False) is None:  # the first in the click's own turn
+            turns().run(walk, self)
 
     def opening_run(self) -> bool:
         """A run picked in the history is still being filled into the panels."""

@@ -216,8 +216,8 @@ class FitViewer(QWidget):
         _run(chain(self._draw_steps(), self._paint.steps()))
 
     def _draw_steps(self, by_split: bool = False) -> Iterator[None]:
-        """Draw the current fit in steps: the points (``by_split``: the training points, then the
-        test points), then the time plot. Yields after each; a newer fit drawn in between ends
+        """Draw the current fit in steps: the points (``by_split``: the training points, their
+        residuals, then the test points), then the time plot. Yields after each; a newer fit drawn in between ends
         it."""
         fit = self.current
         if fit is None or fit is self._drawn:
@@ -237,14 +237,19 @@ class FitViewer(QWidget):
             finite = np.isfinite(yp)
             fit_points, residuals = self._scatter("fit", split), self._scatter("residual", split)
             fit_points.setData(x=yt[finite], y=yp[finite])
-            residuals.setData(x=yt[finite], y=(yp - yt)[finite])
             if fit_points.scene() is None:
                 self.scatter_plot.addItem(fit_points)
+            if by_split and split == "train":
+                yield  # the largest split's points and residuals each on a turn of its own
+                if self._drawn is not fit:
+                    return
+            residuals.setData(x=yt[finite], y=(yp - yt)[finite])
+            if residuals.scene() is None:
                 self.residual_plot.addItem(residuals)
             if yt.size:
                 lo, hi = min(lo, float(np.min(yt))), max(hi, float(np.max(yt)))
             if by_split and split == "train" and len(fit.splits) > 1:
-                yield  # the largest split on a turn of its own
+                yield
                 if self._drawn is not fit:
                     return
         if not (np.isfinite(lo) and np.isfinite(hi)) and self._identity.scene() is not None:

@@ -65,7 +65,7 @@ class LossPlot(QWidget):
         self.plot.enableAutoRange()
         self.summary.setText("No run yet.")
         self._dirty = False
-        self._paint.unsettled = True  # settled at its next paint, or with the data that follow
+        self._paint.soon()  # settled over the next turns (a run's start), then painted once
 
     def append(self, iteration: float, loss: float) -> None:
         if not np.isfinite(loss):

@@ -10,6 +10,7 @@ the two views stay linked both ways (the main window connects them).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pyqtgraph as pg
@@ -191,6 +192,11 @@ class ParetoPlot(QWidget):
             self.hint.setText(f"{drawn} models{extra}. Hover a point for its equation, click to select it.")
         self.plot.enableAutoRange()
         self._paint.soon()
+
+    def bring_forward(self, show: Callable[[], None]) -> None:
+        """``show`` brings this plot's tab forward: done on a turn of its own with the plot held,
+        then the plot settles over the next turns and paints once (PaintOnce.show_then_settle)."""
+        self._paint.show_then_settle(show)
 
     def _legend_for(self, entries) -> None:
         """The legend lists only what is drawn. Rebuilt only when that changes: a new legend

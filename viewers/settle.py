@@ -16,19 +16,21 @@ the picture the real paint then replays."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QImage, QPainter
 
 from .scatter import on_screen
+from .turns import turns
 
 #: Passes at most: an axis that grows relays the plots out, which may change the ranges and so
 #: the labels again. Two passes settle every fit seen; a third covers a label that grows twice.
 MAX_PASSES = 3
-#: Axes built per step of :func:`settle_steps`: each is 2-4 ms of pyqtgraph's Python.
-AXES_PER_STEP = 3
+#: Axes built per step of :func:`settle_steps`: each is 2-4 ms of pyqtgraph's Python on an idle
+#: machine, and a log axis' up to 10 ms beside a sweep (the Loss plot's two made 11-23-ms steps).
+AXES_PER_STEP = 1
 
 
 def _axes(plots: Iterable[pg.PlotItem]) -> list[pg.AxisItem]:
@@ -136,22 +138,31 @@ class PaintOnce(QObject):
         self._view.viewport().setUpdatesEnabled(False)
 
     def in_turns(self, steps: Iterator[None]) -> None:
-        """Take one step of ``steps`` per turn of the event loop, then end a hold: once none is
-        left, the viewport paints (once). 1-ms timers: Qt handles a zero-delay single shot as a
-        posted event, and all posted events, paints included, in one pass."""
-        def run() -> None:
-            done = True  # also if a step raises: the plot must not stay frozen
-            try:
-                done = next(steps, _DONE) is _DONE
-            finally:
-                if not done:
-                    QTimer.singleShot(1, self, run)
-                else:
-                    self._holds -= 1
-                    if self._holds == 0:
-                        self._view.viewport().setUpdatesEnabled(True)  # one full paint
+        """Take one step of ``steps`` per turn of the event loop (in the window's one queue of
+        steps, viewers/turns.py), then end a hold: once none is left, the viewport paints
+        (once). Ended also when a step raises: the plot must not stay frozen."""
+        turns().run(steps, self, self._release)
 
-        QTimer.singleShot(1, self, run)
+    def _release(self) -> None:
+        self._holds -= 1
+        if self._holds == 0:
+            self._view.viewport().setUpdatesEnabled(True)  # one full paint
+
+    def show_then_settle(self, show: Callable[[], None]) -> None:
+        """Call ``show`` (its tab or panel coming forward) on a turn of the queue with this
+        view's updates off, then settle the view over the turns after, and paint it once. A
+        plot changed behind another tab cannot be settled there (Qt resizes it only when it is
+        shown): settled inside its first paint, as a run ended and its Pareto tab came forward,
+        that was one 25-35-ms turn beside a sweep, and Qt painted the tab twice more."""
+        self.hold()
+
+        def steps() -> Iterator[None]:
+            show()
+            yield  # Qt delivers the resize it kept for the hidden view
+            if on_screen(self._view.viewport()):  # else settled when it is painted
+                yield from self.steps()
+
+        self.in_turns(steps())
 
     def steps(self) -> Iterator[None]:
         """:func:`settle_steps` for this view, if it changed since it was last settled."""
@@ -171,6 +182,4 @@ class PaintOnce(QObject):
             self.settle_now()
         return False
 
-
-_DONE = object()
 

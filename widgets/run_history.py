@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 import time
-from functools import partial
+from collections.abc import Iterator
 
-from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from viewers.turns import turns
 from widgets.tips import explain_headers
 
 _COLUMNS = ("Started", "Task", "Method", "Status", "NMSE ID", "NMSE OOD", "SA", "Model")
@@ -153,28 +154,33 @@ class RunHistory(QWidget):
         # in its rows (0.7 s for 50 runs, 44 s for 500); the selection is restored at the end.
         self.table.setRowCount(0)
         self.table.blockSignals(False)
-        self._fill(self._fill_token, rows, 0)
+        fill = self._fill(self._fill_token, rows)
+        if next(fill, False) is None:  # the first rows at once; the rest, if any, in turns
+            turns().run(fill, self)
 
     def filling(self) -> bool:
         """A rebuilt history is still being written (its rows come over a few event-loop turns)."""
         return self._filling
 
-    def _fill(self, token: int, rows: list, start: int) -> None:
-        if token != self._fill_token:
-            return  # superseded by a newer list
-        end = min(len(rows), start + FILL_ROWS)
-        self.table.blockSignals(True)
-        self.table.setRowCount(end)
-        for r in range(start, end):
-            for c, item in enumerate(self._cells(rows[r])):
-                self.table.setItem(r, c, item)
-        self.table.blockSignals(False)
-        if end < len(rows):
-            # A 1-ms timer, not a zero one: that is a posted event, handled in the same pass as
-            # the window's paints and input, so the fill would not give way to them.
-            # Tied to the widget: the rest of a fill never runs after the history is gone.
-            QTimer.singleShot(1, self, partial(self._fill, token, rows, end))
-            return
+    def _fill(self, token: int, rows: list) -> Iterator[None]:
+        """Write ``rows`` into the table, ``FILL_ROWS`` per step: a long list comes over a few
+        turns of the event loop (viewers/turns.py), so that the window paints and takes input
+        in between. A newer list ends it."""
+        start = 0
+        while True:
+            if token != self._fill_token:
+                return  # superseded by a newer list
+            end = min(len(rows), start + FILL_ROWS)
+            self.table.blockSignals(True)
+            self.table.setRowCount(end)
+            for r in range(start, end):
+                for c, item in enumerate(self._cells(rows[r])):
+                    self.table.setItem(r, c, item)
+            self.table.blockSignals(False)
+            if end >= len(rows):
+                break
+            start = end
+            yield
         self._filling = False
         restore, emit = self._restore, self._restore_emit
         self._restore, self._restore_emit = [], False

@@ -419,3 +419,49 @@ def test_a_plot_changed_faster_than_it_settles_still_paints(qtbot):
         qtbot.waitUntil(loss.plot_widget.viewport().updatesEnabled, timeout=5000)
     finally:
         loss.hide()
+
+
+def test_a_pareto_front_brought_forward_is_settled_before_its_one_paint(qtbot):
+    """As a run ends, its Pareto tab comes forward (the front was set behind the Loss tab):
+    shown with the plot held, settled over the next turns, then painted once, with nothing
+    left for the paint to range or size."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QTabWidget
+
+    from viewers.loss_plot import LossPlot
+    from viewers.pareto_plot import ParetoPlot
+
+    tabs = QTabWidget()
+    loss, front = LossPlot(), ParetoPlot()
+    _VIEWERS.append(tabs)
+    tabs.addTab(loss, "Loss")
+    tabs.addTab(front, "Pareto")
+    tabs.resize(500, 400)
+    tabs.show()
+    try:
+        qtbot.waitExposed(tabs)
+        rows = [{"complexity": c, "loss": 10.0 ** -c, "expression": f"x**{c}"} for c in range(1, 9)]
+        front.set_front(rows, recommended=3)  # behind the Loss tab
+        paints = _Paints(front.plot_widget.viewport())
+        unsettled_at_paint = []  # (this filter runs before PaintOnce's, which settles what is left)
+
+        class Watch(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802 -- Qt's name
+                if event.type() == QEvent.Type.Paint:
+                    unsettled_at_paint.append(front._paint.unsettled)
+                return False
+
+        watch = Watch()
+        front.plot_widget.viewport().installEventFilter(watch)
+        front.bring_forward(lambda: tabs.setCurrentWidget(front))
+        assert tabs.currentWidget() is loss  # on a later turn
+        qtbot.waitUntil(lambda: tabs.currentWidget() is front, timeout=5000)
+        assert not front.plot_widget.viewport().updatesEnabled()  # held while it settles
+        qtbot.waitUntil(lambda: front.plot_widget.viewport().updatesEnabled() and paints.count > 0, timeout=5000)
+        qtbot.wait(200)
+        assert paints.count == 1 and unsettled_at_paint == [False]  # nothing left for the paint to do
+        (_x0, x1), (y0, _y1) = front.plot.getViewBox().viewRange()
+        assert x1 >= 8 and y0 <= -8 and not front.plot.getViewBox()._autoRangeNeedsUpdate
+        assert front.point_widget_pos(3) is not None
+    finally:
+        tabs.hide()
