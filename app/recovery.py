@@ -11,9 +11,10 @@ the next store to open the file marks it ``interrupted``. This module offers to 
   read back from the store into the LLM panel.
 
 A window started right after a crash may find the dead window's runs still 'running': the
-engine process that ran them ends when it sees the pipe to its window close (on a busy machine,
-a moment later), and a store marks a run interrupted only once its process is gone. Those runs are looked at again
-every half second for up to 20 s, and the notice, the history and the run on show follow.
+engine process that ran them ends when it sees the pipe to its window close (on a busy
+machine, a moment later), and a store marks a run interrupted only once its process is gone.
+Those runs are looked at again every half second for up to 20 s, and the notice, the history
+and the run on show follow.
 
 Nothing here computes: the store reads are single-row or one run's progress (a few ms), and the
 run itself goes through MainWindow.start_run onto the run thread like any other.

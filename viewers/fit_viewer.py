@@ -217,8 +217,8 @@ class FitViewer(QWidget):
 
     def _draw_steps(self, by_split: bool = False) -> Iterator[None]:
         """Draw the current fit in steps: the points (``by_split``: the training points, their
-        residuals, then the test points), then the time plot. Yields after each; a newer fit drawn in between ends
-        it."""
+        residuals, then the test points), then the time plot. Yields after each; a newer fit
+        drawn in between ends it."""
         fit = self.current
         if fit is None or fit is self._drawn:
             return

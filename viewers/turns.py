@@ -69,8 +69,9 @@ class Turns(QObject):
         return len(self._queue)
 
     def _turn(self) -> None:
-        """One step; more only while the sequences met end without work (a generator's last
-        ``next`` after its last step, a sequence whose owner is gone): those cost no turn."""
+        """One step; more only while the sequences met end with next to no work (a generator's
+        last ``next`` after its last step, a sequence whose owner is gone, a call of under
+        ``IDLE_STEP_S``): those cost no turn."""
         while self._queue:
             sequence = self._queue.popleft()
             alive = sequence.owner is None or shiboken6.isValid(sequence.owner)

@@ -306,11 +306,8 @@ def test_a_panel_brought_forward_is_drawn_after_it_came_forward_and_painted_once
         tabs.hide()
 
 
-def test_the_loss_and_pareto_plots_are_painted_once_per_change_after_the_turn_that_made_it(qtbot):
-    """A new loss curve or Pareto front is laid out and ranged over the next turns with the plot
-    held, then painted once (pyqtgraph painted each twice, in the turn of the click or the
-    run's end); a plot behind another tab is settled when it is shown. (A tab coming forward
-    is painted two or three times by Qt whatever it shows: not counted.)"""
+def _loss_and_pareto_tabs():
+    """The Loss and Pareto plots as tabs of one widget, shown, as in the window's progress dock."""
     from PySide6.QtWidgets import QTabWidget
 
     from viewers.loss_plot import LossPlot
@@ -323,6 +320,15 @@ def test_the_loss_and_pareto_plots_are_painted_once_per_change_after_the_turn_th
     tabs.addTab(front, "Pareto")
     tabs.resize(500, 400)
     tabs.show()
+    return tabs, loss, front
+
+
+def test_the_loss_and_pareto_plots_are_painted_once_per_change_after_the_turn_that_made_it(qtbot):
+    """A new loss curve or Pareto front is laid out and ranged over the next turns with the plot
+    held, then painted once (pyqtgraph painted each twice, in the turn of the click or the
+    run's end); a plot behind another tab is settled when it is shown. (A tab coming forward
+    is painted two or three times by Qt whatever it shows: not counted.)"""
+    tabs, loss, front = _loss_and_pareto_tabs()
     try:
         qtbot.waitExposed(tabs)
         tabs.setCurrentIndex(1)  # each tab shown once (laid out at its size), as in the window
@@ -426,18 +432,8 @@ def test_a_pareto_front_brought_forward_is_settled_before_its_one_paint(qtbot):
     shown with the plot held, settled over the next turns, then painted once, with nothing
     left for the paint to range or size."""
     from PySide6.QtCore import QEvent, QObject
-    from PySide6.QtWidgets import QTabWidget
 
-    from viewers.loss_plot import LossPlot
-    from viewers.pareto_plot import ParetoPlot
-
-    tabs = QTabWidget()
-    loss, front = LossPlot(), ParetoPlot()
-    _VIEWERS.append(tabs)
-    tabs.addTab(loss, "Loss")
-    tabs.addTab(front, "Pareto")
-    tabs.resize(500, 400)
-    tabs.show()
+    tabs, loss, front = _loss_and_pareto_tabs()
     try:
         qtbot.waitExposed(tabs)
         rows = [{"complexity": c, "loss": 10.0 ** -c, "expression": f"x**{c}"} for c in range(1, 9)]
