@@ -380,8 +380,9 @@ def test_a_long_history_is_read_on_a_thread_and_a_short_one_at_once(qtbot, isola
 
 
 def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot, isolated_home):
-    """The fit that follows a run's result is drawn on the next turn of the event loop; if a run
-    is opened, started or replayed in between, that late fit is dropped."""
+    """The fit that follows a run's result is drawn on a later turn of the event loop (its turn in
+    the window's queue of steps); if a run is opened, started or replayed in between, that late
+    fit is dropped."""
     import numpy as np
 
     from engine import paths
@@ -391,6 +392,11 @@ def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot,
         run_id = add_run(store)
     win = _window(qtbot)
     win.open_run(run_id)
+    # The stored run's own fit first: it is computed on the engine host, and arriving after the
+    # fits below (as on a busy CI machine) it would replace them, being a fit of the same run.
+    qtbot.waitUntil(lambda: win.fit.current is not None, timeout=15000)
+    win.loader.wait_all()
+    stored = win.fit.current
     y = np.linspace(0, 1, 50)
 
     def ready(title: str) -> FitReady:
@@ -406,5 +412,6 @@ def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot,
     on_time = ready("the fit")
     win.controller.fit_ready.emit(on_time)
     qtbot.waitUntil(lambda: win.fit.current is on_time.fit, timeout=5000)
+    assert stored is not None and stored is not on_time.fit
     win.loader.wait_all()
     win.scorer.wait_all()
