@@ -884,9 +884,7 @@ class MainWindow(QMainWindow):
             if token == self._open_token:
                 self._on_fit_ready(ready)
 
-        # A 1-ms timer of its own, not the queue of steps: behind a queued sequence, the end of
-        # a history click's steps (which moves _open_token on) could drop this fit (seen in CI).
-        QTimer.singleShot(1, self, show)
+        turns().call(show, self)  # its turn in the window's queue of steps (viewers/turns.py)
 
     def _on_fit_ready(self, ready: FitReady) -> None:
         if ready.run_id is not None and ready.run_id != self.displayed_run:
@@ -1072,8 +1070,8 @@ class MainWindow(QMainWindow):
                 finally:
                     self._opening_run = False
                 yield  # the next step on a later turn (viewers/turns.py: one step per turn)
-            if token == self._open_token:
-                self._open_token += 1  # done: opening_run() is False
+            if token == self._open_pending:
+                self._open_pending = -1  # done: opening_run() is False; the token stays
 
         walk = in_turns()
         if next(walk, False) is None:  # the first in the click's own turn
