@@ -196,17 +196,13 @@ class FitViewer(QWidget):
         if not self._when_shown.pending:
             then()
             return
-        self._paint.hold()
 
-        def steps() -> Iterator[None]:
-            then()  # on a turn of its own: the window relays out and repaints its docks
-            yield
+        def draw() -> Iterator[None]:
             if self._when_shown.pending:  # else drawn meanwhile (a paint the hold did not stop)
                 self._when_shown.drop()
                 yield from self._draw_steps(by_split=True)
-            yield from self._paint.steps()
 
-        self._paint.in_turns(steps())
+        self._paint.show_then_settle(then, draw)
 
     def drawing_owed(self) -> bool:
         """A fit waits for the viewer to come on screen."""

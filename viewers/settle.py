@@ -148,17 +148,21 @@ class PaintOnce(QObject):
         if self._holds == 0:
             self._view.viewport().setUpdatesEnabled(True)  # one full paint
 
-    def show_then_settle(self, show: Callable[[], None]) -> None:
+    def show_then_settle(self, show: Callable[[], None],
+                         then: Callable[[], Iterator[None]] | None = None) -> None:
         """Call ``show`` (its tab or panel coming forward) on a turn of the queue with this
-        view's updates off, then settle the view over the turns after, and paint it once. A
-        plot changed behind another tab cannot be settled there (Qt resizes it only when it is
-        shown): settled inside its first paint, as a run ended and its Pareto tab came forward,
-        that was one 25-35-ms turn beside a sweep, and Qt painted the tab twice more."""
+        view's updates off, then take the steps of ``then()`` if given (what the owner draws
+        once the view has its size), settle the view over the turns after, and paint it once.
+        A plot changed behind another tab cannot be settled there (Qt resizes it only when it
+        is shown): settled inside its first paint, as a run ended and its Pareto tab came
+        forward, that was one 25-35-ms turn beside a sweep, and Qt painted the tab twice more."""
         self.hold()
 
         def steps() -> Iterator[None]:
             show()
             yield  # Qt delivers the resize it kept for the hidden view
+            if then is not None:
+                yield from then()
             if on_screen(self._view.viewport()):  # else settled when it is painted
                 yield from self.steps()
 
