@@ -396,7 +396,6 @@ def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot,
     # fits below (as on a busy CI machine) it would replace them, being a fit of the same run.
     qtbot.waitUntil(lambda: win.fit.current is not None, timeout=15000)
     win.loader.wait_all()
-    stored = win.fit.current
     y = np.linspace(0, 1, 50)
 
     def ready(title: str) -> FitReady:
@@ -412,6 +411,5 @@ def test_a_live_runs_fit_is_drawn_a_turn_later_unless_the_panels_moved_on(qtbot,
     on_time = ready("the fit")
     win.controller.fit_ready.emit(on_time)
     qtbot.waitUntil(lambda: win.fit.current is on_time.fit, timeout=5000)
-    assert stored is not None and stored is not on_time.fit
     win.loader.wait_all()
     win.scorer.wait_all()
