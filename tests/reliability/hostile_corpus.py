@@ -79,12 +79,13 @@ KINDS: list[Kind] = [
         time.sleep(10 ** 6)
     """, r"wall-clock limit", slow=True),
     # Each block is zero-filled as it is made, so on a loaded machine (page faults are CPU time)
-    # the CPU limit can fire before the memory limit; either stops it.
+    # the CPU limit can fire before the memory limit, or, with the worker getting a fraction of
+    # a core, the wall-clock limit (seen once in clean-clone CI, SGA's 3-s limit); each stops it.
     _k("memory bomb", """
         blocks = []
         while True:
             blocks.append(bytearray(64 * 1024 * 1024))
-    """, r"memory|CPU time limit|ended the worker"),
+    """, r"memory|CPU time limit|wall-clock limit|ended the worker"),
     _k("disk exhaustion in the private directory (many files)", """
         chunk = b"\\0" * (1 << 20)
         for i in range(40):                      # 40 files of 2 MiB: each under the file-size limit
