@@ -1073,9 +1073,7 @@ class MainWindow(QMainWindow):
             if token == self._open_pending:
                 self._open_pending = -1  # done: opening_run() is False; the token stays
 
-        walk = in_turns()
-        if next(walk, False) is None:  # the first in the click's own turn
-            turns().run(walk, self)
+        turns().start(in_turns(), self)  # the first in the click's own turn
 
     def opening_run(self) -> bool:
         """A run picked in the history is still being filled into the panels."""

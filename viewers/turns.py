@@ -60,6 +60,13 @@ class Turns(QObject):
         if not self._timer.isActive():
             self._timer.start()
 
+    def start(self, steps: Iterable[None], owner: QObject | None = None) -> None:
+        """Take the first step of ``steps`` at once, in the caller's turn (what a click must
+        change before anything else can), and the rest as :meth:`run` does."""
+        steps = iter(steps)
+        if next(steps, _DONE) is not _DONE:
+            self.run(steps, owner)
+
     def call(self, function: Callable[[], object], owner: QObject | None = None) -> None:
         """Call ``function`` on a turn of its own."""
         self.run(_Once(function), owner)

@@ -94,3 +94,19 @@ def test_a_sequence_whose_owner_is_deleted_is_dropped(qtbot):
     turns().run(steps(), owner, done=lambda: done.append("owned"))
     qtbot.waitUntil(lambda: turns().pending() == 0, timeout=5000)
     assert ran == [0, 1] and done == []
+
+
+def test_a_sequence_started_takes_its_first_step_at_once_and_the_rest_in_turns(qtbot):
+    ran: list[int] = []
+
+    def steps():
+        for k in range(3):
+            ran.append(k)
+            yield
+
+    turns().start(steps())
+    assert ran == [0]  # in the caller's turn
+    qtbot.waitUntil(lambda: turns().pending() == 0, timeout=5000)
+    assert ran == [0, 1, 2]
+    turns().start(iter(()))  # nothing to do: nothing queued
+    assert turns().pending() == 0
